@@ -1,0 +1,247 @@
+// The auth edge module: reads the body in the access phase, checks key,
+// headers, timestamp window and HMAC (rules in auth_core, order in
+// check_request), exports $mr_key_id, $mr_club_id, $mr_partner_ref and
+// $mr_request_id, stamps X-Request-Id on every response and answers nginx's
+// own errors with the JSON envelope (mr_json_error).
+#include <chrono>
+#include <new>
+
+#include "ledger/errors.hpp"
+#include "lua-free-config/auth_directives.hpp"
+#include "lua-free-config/key_catalogue.hpp"
+#include "modules/auth/auth_core.hpp"
+#include "modules/common/http_json.hpp"
+
+namespace {
+
+struct AuthCtx {
+  ngx_int_t status;           // what the access handler returns when re-entered
+  const mr::KeyEntry* key;    // set once the request is authenticated
+};
+
+ngx_http_output_header_filter_pt next_header_filter;
+
+mr_auth_main_conf_t* main_conf(ngx_http_request_t* r) {
+  return static_cast<mr_auth_main_conf_t*>(ngx_http_get_module_main_conf(r, ngx_http_mr_auth_module));
+}
+
+mr_auth_loc_conf_t* loc_conf(ngx_http_request_t* r) {
+  return static_cast<mr_auth_loc_conf_t*>(ngx_http_get_module_loc_conf(r, ngx_http_mr_auth_module));
+}
+
+AuthCtx* get_ctx(ngx_http_request_t* r) {
+  return static_cast<AuthCtx*>(ngx_http_get_module_ctx(r, ngx_http_mr_auth_module));
+}
+
+// The key a request names: the authenticated one, or before auth has run
+// (limit_req in the preaccess phase) the active key X-MR-Key-Id names, so
+// rate limits apply per key from the first phase on.
+const mr::KeyEntry* request_key(ngx_http_request_t* r) {
+  if (AuthCtx* ctx = get_ctx(r); ctx != nullptr && ctx->key != nullptr) return ctx->key;
+  const mr_auth_main_conf_t* mcf = main_conf(r);
+  if (mcf->catalogue == nullptr) return nullptr;
+  auto key_id = mr::ngx::header_in(r, "X-MR-Key-Id");
+  return key_id ? mcf->catalogue->find(*key_id) : nullptr;
+}
+
+// Decides the request once its body is in memory; answers failures itself.
+ngx_int_t authenticate(ngx_http_request_t* r, AuthCtx* ctx) {
+  const mr_auth_main_conf_t* mcf = main_conf(r);
+  const mr_auth_loc_conf_t* lcf = loc_conf(r);
+  auto body = mr::ngx::request_body(r);
+  if (!body) {
+    ngx_log_error(NGX_LOG_ERR, r->connection->log, 0,
+                  "mr_auth: request body not in memory; client_body_buffer_size too small");
+    return mr::ngx::send_error(r, mr::ErrorCode::internal_error);
+  }
+  mr::auth::RequestFacts facts;
+  facts.method = mr::ngx::view(r->method_name);
+  facts.path = mr::ngx::raw_path(r);
+  facts.key_id = mr::ngx::header_in(r, "X-MR-Key-Id");
+  facts.timestamp = mr::ngx::header_in(r, "X-MR-Timestamp");
+  facts.signature = mr::ngx::header_in(r, "X-MR-Signature");
+  facts.idempotency_key = mr::ngx::header_in(r, "X-MR-Idempotency-Key");
+  if (r->headers_in.content_type != nullptr) {
+    facts.content_type = mr::ngx::view(r->headers_in.content_type->value);
+  }
+  const std::string body_hash = mr::auth::sha256_hex(*body);
+  facts.body_sha256_hex = body_hash;
+
+  const mr::KeyEntry* found = nullptr;
+  const mr::auth::KeyLookup lookup = [&](std::string_view id) -> std::optional<mr::auth::KeyView> {
+    found = mcf->catalogue ? mcf->catalogue->find(id) : nullptr;
+    if (found == nullptr) return std::nullopt;
+    return mr::auth::KeyView{found->secret, found->club_id, found->partner_ref};
+  };
+  const auto verdict = mr::auth::check_request(facts, lookup, std::chrono::system_clock::now(),
+                                               std::chrono::seconds(lcf->timestamp_window));
+  if (verdict.error) return mr::ngx::send_error(r, *verdict.error, verdict.message);
+
+  // The club comes from the key alone (spec rule 7).
+  ngx_str_t value;
+  if (ngx_http_arg(r, const_cast<u_char*>(reinterpret_cast<const u_char*>("clubId")), 6, &value) ==
+      NGX_OK) {
+    const mr::FieldProblem problem{"clubId", "the club is taken from the key; remove clubId"};
+    return mr::ngx::send_error(r, mr::ErrorCode::invalid_request,
+                               "clubId is not accepted in the query string", {&problem, 1});
+  }
+  ctx->key = found;
+  return NGX_DECLINED;
+}
+
+void body_read(ngx_http_request_t* r) {
+  AuthCtx* ctx = get_ctx(r);
+  ngx_int_t rc;
+  try {
+    rc = authenticate(r, ctx);
+  } catch (...) {
+    rc = mr::ngx::send_error(r, mr::ErrorCode::internal_error);
+  }
+  if (rc != NGX_DECLINED) {
+    ngx_http_finalize_request(r, rc);
+    return;
+  }
+  ctx->status = NGX_DECLINED;
+  r->write_event_handler = ngx_http_core_run_phases;
+  ngx_http_core_run_phases(r);
+}
+
+ngx_int_t access_handler(ngx_http_request_t* r) {
+  if (r != r->main || !loc_conf(r)->enabled) return NGX_DECLINED;
+  if (AuthCtx* ctx = get_ctx(r); ctx != nullptr) return ctx->status;
+
+  auto* ctx = static_cast<AuthCtx*>(ngx_pcalloc(r->pool, sizeof(AuthCtx)));
+  if (ctx == nullptr) return NGX_HTTP_INTERNAL_SERVER_ERROR;
+  ctx->status = NGX_DONE;
+  ngx_http_set_ctx(r, ctx, ngx_http_mr_auth_module);
+
+  r->request_body_in_single_buf = 1;
+  ngx_int_t rc = ngx_http_read_client_request_body(r, body_read);
+  if (rc >= NGX_HTTP_SPECIAL_RESPONSE) return rc;
+  ngx_http_finalize_request(r, NGX_DONE);
+  return NGX_DONE;
+}
+
+ngx_int_t header_filter(ngx_http_request_t* r) {
+  if (r == r->main && loc_conf(r)->request_id_header) {
+    const std::string_view id = mr::ngx::request_id(r);
+    if (!id.empty() && !mr::ngx::add_header_out(r, "X-Request-Id", id)) return NGX_ERROR;
+  }
+  return next_header_filter(r);
+}
+
+enum class VarField : uintptr_t { key_id, club_id, partner_ref, request_id };
+
+ngx_int_t get_variable(ngx_http_request_t* r, ngx_http_variable_value_t* v, uintptr_t data) {
+  std::string_view value;
+  char club_id_text[NGX_INT64_LEN + 1];
+  const auto field = static_cast<VarField>(data);
+  if (field == VarField::request_id) {
+    value = mr::ngx::request_id(r);
+  } else if (const mr::KeyEntry* key = request_key(r); key != nullptr) {
+    if (field == VarField::key_id) value = key->key_id;
+    if (field == VarField::partner_ref) value = key->partner_ref;
+    if (field == VarField::club_id) {
+      u_char* end = ngx_sprintf(reinterpret_cast<u_char*>(club_id_text), "%L",
+                                static_cast<int64_t>(key->club_id));
+      value = {club_id_text, static_cast<size_t>(end - reinterpret_cast<u_char*>(club_id_text))};
+    }
+  }
+  if (value.empty()) {
+    v->not_found = 1;
+    return NGX_OK;
+  }
+  ngx_str_t copy = mr::ngx::pool_string(r->pool, value);
+  if (copy.data == nullptr) return NGX_ERROR;
+  v->data = copy.data;
+  v->len = copy.len;
+  v->valid = 1;
+  v->no_cacheable = 0;
+  v->not_found = 0;
+  return NGX_OK;
+}
+
+ngx_int_t add_variables(ngx_conf_t* cf) {
+  struct Var {
+    ngx_str_t name;
+    VarField field;
+    ngx_uint_t flags;
+  };
+  Var vars[] = {
+      {ngx_string("mr_key_id"), VarField::key_id, NGX_HTTP_VAR_NOCACHEABLE},
+      {ngx_string("mr_club_id"), VarField::club_id, NGX_HTTP_VAR_NOCACHEABLE},
+      {ngx_string("mr_partner_ref"), VarField::partner_ref, NGX_HTTP_VAR_NOCACHEABLE},
+      {ngx_string("mr_request_id"), VarField::request_id, 0},
+  };
+  for (auto& var : vars) {
+    ngx_http_variable_t* v = ngx_http_add_variable(cf, &var.name, var.flags);
+    if (v == nullptr) return NGX_ERROR;
+    v->get_handler = get_variable;
+    v->data = static_cast<uintptr_t>(var.field);
+  }
+  return NGX_OK;
+}
+
+ngx_int_t postconfiguration(ngx_conf_t* cf) {
+  auto* cmcf = static_cast<ngx_http_core_main_conf_t*>(
+      ngx_http_conf_get_module_main_conf(cf, ngx_http_core_module));
+  auto* h = static_cast<ngx_http_handler_pt*>(
+      ngx_array_push(&cmcf->phases[NGX_HTTP_ACCESS_PHASE].handlers));
+  if (h == nullptr) return NGX_ERROR;
+  *h = access_handler;
+
+  next_header_filter = ngx_http_top_header_filter;
+  ngx_http_top_header_filter = header_filter;
+
+  if (mr::ngx::init_request_id(cf) != NGX_OK) return NGX_ERROR;
+  auto* mcf = static_cast<mr_auth_main_conf_t*>(
+      ngx_http_conf_get_module_main_conf(cf, ngx_http_mr_auth_module));
+  if (mcf->used || mcf->catalogue_dsn.len != 0) return mr_auth_load_catalogue(cf, mcf);
+  return NGX_OK;
+}
+
+ngx_http_module_t module_ctx = {
+    add_variables,              // preconfiguration
+    postconfiguration,          // postconfiguration
+    mr_auth_create_main_conf,   // create main configuration
+    mr_auth_init_main_conf,     // init main configuration
+    nullptr,                    // create server configuration
+    nullptr,                    // merge server configuration
+    mr_auth_create_loc_conf,    // create location configuration
+    mr_auth_merge_loc_conf,     // merge location configuration
+};
+
+}  // namespace
+
+// Answers with the JSON error for the location's status, or for the status
+// error_page redirected here with (nginx's own 404, 405, 413, 429, 5xx).
+extern "C" ngx_int_t mr_json_error_handler(ngx_http_request_t* r) {
+  try {
+    const mr_auth_loc_conf_t* lcf = loc_conf(r);
+    ngx_int_t status = lcf->json_error_status > 0 ? lcf->json_error_status
+                       : r->err_status != 0       ? static_cast<ngx_int_t>(r->err_status)
+                                                  : NGX_HTTP_NOT_FOUND;
+    if (r == r->main && !r->discard_body && r->request_body == nullptr) {
+      if (ngx_http_discard_request_body(r) != NGX_OK) r->keepalive = 0;
+    }
+    return mr::ngx::send_error(r, mr::code_for_status(static_cast<int>(status)));
+  } catch (...) {
+    return NGX_ERROR;
+  }
+}
+
+extern "C" {
+ngx_module_t ngx_http_mr_auth_module = {
+    NGX_MODULE_V1,
+    &module_ctx,           // module context
+    mr_auth_commands,      // module directives
+    NGX_HTTP_MODULE,       // module type
+    nullptr,               // init master
+    nullptr,               // init module
+    nullptr,               // init process
+    nullptr,               // init thread
+    nullptr,               // exit thread
+    nullptr,               // exit process
+    nullptr,               // exit master
+    NGX_MODULE_V1_PADDING};
+}

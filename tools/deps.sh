@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages the build, the service and the tests need.
+# Skips apt entirely when everything is already there.
+set -euo pipefail
+pkgs=(build-essential cmake pkg-config git curl ca-certificates
+      nginx-core nginx-dev postgresql-15 postgresql-client-15 redis-server
+      libpq-dev libhiredis-dev libssl-dev libcriterion-dev rapidjson-dev
+      libcurl4-openssl-dev)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  # The packaged services must not grab the ports or run beside ours.
+  printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d; chmod +x /usr/sbin/policy-rc.d
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  rm -f /usr/sbin/policy-rc.d
+fi
