@@ -26,10 +26,18 @@ pg_up() {
   mkdir -p "$dir/pg"; chown postgres "$dir/pg"
   if [ ! -s "$dir/pg/data/PG_VERSION" ]; then
     as_pg "$pgbin/initdb" -D "$dir/pg/data" -A trust -U postgres -E UTF8 --no-locale >"$dir/pg/initdb.log"
+    # In the cluster's own configuration, so that any later start (a test
+    # restarting PostgreSQL, say) listens where the stack expects it.
+    cat >> "$dir/pg/data/postgresql.conf" <<PGCONF
+port = $pg_port
+listen_addresses = '127.0.0.1'
+unix_socket_directories = '$dir/pg'
+max_connections = 200
+PGCONF
   fi
   if ! as_pg "$pgbin/pg_ctl" -D "$dir/pg/data" status >/dev/null 2>&1; then
     as_pg "$pgbin/pg_ctl" -D "$dir/pg/data" -l "$dir/pg/postgres.log" -w -t 60 \
-      -o "-p $pg_port -k $dir/pg -c listen_addresses=127.0.0.1 -c max_connections=200 ${MR_PG_OPTS:-}" start >/dev/null
+      -o "${MR_PG_OPTS:-}" start >/dev/null
   fi
   if ! as_pg psql -h 127.0.0.1 -p "$pg_port" -U postgres -tAc "SELECT 1 FROM pg_database WHERE datname='mr'" | grep -q 1; then
     as_pg psql -h 127.0.0.1 -p "$pg_port" -U postgres -qc "CREATE DATABASE mr" >/dev/null

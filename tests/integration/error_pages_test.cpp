@@ -1,0 +1,55 @@
+// nginx's own errors are JSON too, on every path of the server (contract 1).
+#include <string>
+#include <vector>
+
+#include "tests/integration/stack_env.hpp"
+
+using mr::test::client;
+using mr::test::env;
+
+Test(error_pages, outside_api_is_not_found) {
+  auto c = client("A");
+  EXPECT_ERROR(c.send("GET", "/", "", {}), 404, "not_found");
+  EXPECT_ERROR(c.send("GET", "/index.html", "", {}), 404, "not_found");
+  EXPECT_ERROR(c.send("POST", "/anything", "{}", {{"Content-Type", "application/json"}}), 404,
+               "not_found");
+}
+
+Test(error_pages, unsigned_api_request_meets_auth) {
+  auto c = client("A");
+  EXPECT_ERROR(c.send("GET", "/api/v1/members/m1/balance", "", {}), 401, "unauthorized");
+  EXPECT_ERROR(c.send("GET", "/api/nothing", "", {}), 401, "unauthorized");
+}
+
+Test(error_pages, nginx_405_is_json) {
+  auto c = client("A");
+  EXPECT_ERROR(c.send("TRACE", "/api/v1/members", "", {}), 405, "method_not_allowed");
+}
+
+Test(error_pages, too_large_without_auth_is_json) {
+  auto c = client("A");
+  std::string big(20000, 'x');
+  EXPECT_ERROR(c.send("POST", "/api/v1/members", big, {{"Content-Type", "application/json"}}), 413,
+               "payload_too_large");
+}
+
+Test(error_pages, rate_limit_is_json_429) {
+  // 100 r/s with a burst of 200 per key: 400 back-to-back requests naming
+  // club B's key exceed it. limit_req runs before the signature check, so
+  // unsigned requests that name the key count too.
+  auto c = client("B");
+  int limited = 0, other = 0;
+  mr::HttpResponse last429;
+  for (int i = 0; i < 400; ++i) {
+    auto r = c.send("GET", "/api/v1/members/rl/balance", "", {{"X-MR-Key-Id", env("MR_KEY_B_ID")}});
+    if (r.status == 429) {
+      ++limited;
+      last429 = r;
+    } else {
+      ++other;
+    }
+  }
+  cr_assert(limited > 0, "no 429 among 400 requests");
+  EXPECT_ERROR(last429, 429, "rate_limited");
+  cr_expect_eq(mr::test::header(last429, "retry-after"), std::string("1"));
+}

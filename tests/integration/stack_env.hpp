@@ -1,0 +1,81 @@
+// What the integration fixture wrote: addresses and seeded keys.
+#pragma once
+
+#include <cstdlib>
+#include <map>
+#include <stdexcept>
+#include <ctime>
+#include <string>
+
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+#include <rapidjson/document.h>
+
+#include "tests/support/mr_client.hpp"
+
+namespace mr::test {
+
+inline const std::map<std::string, std::string>& stack_env() {
+  static const std::map<std::string, std::string> env = [] {
+    const char* path = std::getenv("MR_TEST_ENV");
+    if (path == nullptr) throw std::runtime_error("MR_TEST_ENV is not set (run through ctest)");
+    return read_env_file(path);
+  }();
+  return env;
+}
+
+inline std::string env(const std::string& name) {
+  auto it = stack_env().find(name);
+  if (it == stack_env().end()) throw std::runtime_error("missing in test.env: " + name);
+  return it->second;
+}
+
+// A client signing with seeded key <which> (A, B, PRD, REVOKE).
+inline MrClient client(const std::string& which = "A") {
+  return MrClient(env("MR_BASE_URL"), env("MR_KEY_" + which + "_ID"),
+                  env("MR_KEY_" + which + "_SECRET"));
+}
+
+inline std::string error_code(const HttpResponse& r) {
+  rapidjson::Document d = parse_json(r.body);
+  if (!d.IsObject() || !d.HasMember("error") || !d["error"].IsObject() ||
+      !d["error"].HasMember("code") || !d["error"]["code"].IsString()) {
+    return "<no error code in: " + r.body + ">";
+  }
+  return d["error"]["code"].GetString();
+}
+
+inline std::string header(const HttpResponse& r, const std::string& lower_name) {
+  auto it = r.headers.find(lower_name);
+  return it == r.headers.end() ? std::string() : it->second;
+}
+
+// Unique per test process and call, for ids that must not collide.
+inline std::string unique(const std::string& prefix) {
+  static int counter = 0;
+  return prefix + "-" + std::to_string(::getpid()) + "-" + std::to_string(std::time(nullptr)) +
+         "-" + std::to_string(++counter);
+}
+
+}  // namespace mr::test
+
+// Asserts status, JSON content type, the failure envelope with `code`, and
+// that error.requestId equals X-Request-Id.
+#define EXPECT_ERROR(resp, want_status, want_code)                                               \
+  do {                                                                                           \
+    const auto& r_ = (resp);                                                                     \
+    cr_expect_eq(r_.status, (want_status), "status %ld, want %d; body %s", r_.status,            \
+                 (want_status), r_.body.c_str());                                                \
+    cr_expect_eq(mr::test::error_code(r_), std::string(want_code), "code in %s, want %s",        \
+                 r_.body.c_str(), want_code);                                                    \
+    cr_expect(mr::test::header(r_, "content-type").starts_with("application/json"),              \
+              "content-type %s", mr::test::header(r_, "content-type").c_str());                  \
+    rapidjson::Document d_ = mr::test::parse_json(r_.body);                                      \
+    const std::string rid_ = mr::test::header(r_, "x-request-id");                               \
+    cr_expect(!rid_.empty(), "X-Request-Id missing");                                            \
+    cr_expect(d_.IsObject() && d_.HasMember("ok") && d_["ok"].IsFalse(), "ok:false missing");    \
+    cr_expect(d_.IsObject() && d_.HasMember("error") && d_["error"].HasMember("requestId") &&    \
+                  rid_ == d_["error"]["requestId"].GetString(),                                  \
+              "error.requestId != X-Request-Id (%s) in %s", rid_.c_str(), r_.body.c_str());      \
+  } while (0)
