@@ -1,0 +1,80 @@
+#include "lua-free-config/ledger_directives.hpp"
+
+namespace {
+
+char* set_ledger(ngx_conf_t* cf, ngx_command_t*, void* conf) {
+  auto* lcf = static_cast<mr_ledger_loc_conf_t*>(conf);
+  if (lcf->enabled == 1) return const_cast<char*>("is duplicate");
+  lcf->enabled = 1;
+  auto* clcf = static_cast<ngx_http_core_loc_conf_t*>(
+      ngx_http_conf_get_module_loc_conf(cf, ngx_http_core_module));
+  clcf->handler = mr_ledger_handler;
+  static_cast<mr_ledger_main_conf_t*>(
+      ngx_http_conf_get_module_main_conf(cf, ngx_http_mr_ledger_module))->used = 1;
+  return NGX_CONF_OK;
+}
+
+}  // namespace
+
+ngx_command_t mr_ledger_commands[] = {
+    {ngx_string("mr_ledger"), NGX_HTTP_LOC_CONF | NGX_CONF_NOARGS, set_ledger,
+     NGX_HTTP_LOC_CONF_OFFSET, 0, nullptr},
+    {ngx_string("mr_ledger_dsn"), NGX_HTTP_MAIN_CONF | NGX_CONF_TAKE1, ngx_conf_set_str_slot,
+     NGX_HTTP_MAIN_CONF_OFFSET, offsetof(mr_ledger_main_conf_t, dsn), nullptr},
+    {ngx_string("mr_ledger_pool_size"), NGX_HTTP_MAIN_CONF | NGX_CONF_TAKE1,
+     ngx_conf_set_num_slot, NGX_HTTP_MAIN_CONF_OFFSET, offsetof(mr_ledger_main_conf_t, pool_size),
+     nullptr},
+    {ngx_string("mr_ledger_queue_size"), NGX_HTTP_MAIN_CONF | NGX_CONF_TAKE1,
+     ngx_conf_set_num_slot, NGX_HTTP_MAIN_CONF_OFFSET, offsetof(mr_ledger_main_conf_t, queue_size),
+     nullptr},
+    {ngx_string("mr_ledger_connect_timeout"), NGX_HTTP_MAIN_CONF | NGX_CONF_TAKE1,
+     ngx_conf_set_msec_slot, NGX_HTTP_MAIN_CONF_OFFSET,
+     offsetof(mr_ledger_main_conf_t, connect_timeout), nullptr},
+    {ngx_string("mr_ledger_query_timeout"), NGX_HTTP_MAIN_CONF | NGX_CONF_TAKE1,
+     ngx_conf_set_msec_slot, NGX_HTTP_MAIN_CONF_OFFSET,
+     offsetof(mr_ledger_main_conf_t, query_timeout), nullptr},
+    ngx_null_command};
+
+void* mr_ledger_create_main_conf(ngx_conf_t* cf) {
+  auto* mcf = static_cast<mr_ledger_main_conf_t*>(ngx_pcalloc(cf->pool, sizeof(mr_ledger_main_conf_t)));
+  if (mcf == nullptr) return nullptr;
+  mcf->pool_size = NGX_CONF_UNSET_UINT;
+  mcf->queue_size = NGX_CONF_UNSET_UINT;
+  mcf->connect_timeout = NGX_CONF_UNSET_MSEC;
+  mcf->query_timeout = NGX_CONF_UNSET_MSEC;
+  return mcf;
+}
+
+char* mr_ledger_init_main_conf(ngx_conf_t* cf, void* conf) {
+  auto* mcf = static_cast<mr_ledger_main_conf_t*>(conf);
+  ngx_conf_init_uint_value(mcf->pool_size, 4);
+  ngx_conf_init_uint_value(mcf->queue_size, 1024);
+  ngx_conf_init_msec_value(mcf->connect_timeout, 3000);
+  ngx_conf_init_msec_value(mcf->query_timeout, 5000);
+  if (mcf->pool_size < 1 || mcf->pool_size > 256) {
+    ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "mr_ledger_pool_size must be 1..256");
+    return static_cast<char*>(NGX_CONF_ERROR);
+  }
+  return NGX_CONF_OK;
+}
+
+void* mr_ledger_create_loc_conf(ngx_conf_t* cf) {
+  auto* lcf = static_cast<mr_ledger_loc_conf_t*>(ngx_pcalloc(cf->pool, sizeof(mr_ledger_loc_conf_t)));
+  if (lcf == nullptr) return nullptr;
+  lcf->enabled = NGX_CONF_UNSET;
+  return lcf;
+}
+
+char* mr_ledger_merge_loc_conf(ngx_conf_t* cf, void*, void* child) {
+  auto* conf = static_cast<mr_ledger_loc_conf_t*>(child);
+  if (conf->enabled == NGX_CONF_UNSET) conf->enabled = 0;
+  if (conf->enabled) {
+    auto* mcf = static_cast<mr_ledger_main_conf_t*>(
+        ngx_http_conf_get_module_main_conf(cf, ngx_http_mr_ledger_module));
+    if (mcf->dsn.len == 0) {
+      ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "mr_ledger needs mr_ledger_dsn");
+      return static_cast<char*>(NGX_CONF_ERROR);
+    }
+  }
+  return NGX_CONF_OK;
+}

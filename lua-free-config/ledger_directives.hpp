@@ -1,0 +1,36 @@
+// Directives of the ledger module.
+//
+//   mr_ledger;                              location: the partner API's content handler
+//   mr_ledger_dsn "<libpq conninfo>";       http: the ledger database (one hostaddr or
+//                                           a unix socket: connecting never resolves names)
+//   mr_ledger_pool_size <n>;                http: connections per worker (default 4)
+//   mr_ledger_queue_size <n>;               http: requests waiting per worker (default 1024)
+//   mr_ledger_connect_timeout <time>;       http (default 3s)
+//   mr_ledger_query_timeout <time>;         http: from arrival to answer (default 5s);
+//                                           past it the answer is service_unavailable
+#pragma once
+
+#include "modules/common/nginx.hpp"
+
+struct mr_ledger_main_conf_t {
+  ngx_str_t dsn;
+  ngx_uint_t pool_size;
+  ngx_uint_t queue_size;
+  ngx_msec_t connect_timeout;
+  ngx_msec_t query_timeout;
+  ngx_flag_t used;  // some location has mr_ledger
+};
+
+struct mr_ledger_loc_conf_t {
+  ngx_flag_t enabled;
+};
+
+extern ngx_command_t mr_ledger_commands[];
+
+void* mr_ledger_create_main_conf(ngx_conf_t* cf);
+char* mr_ledger_init_main_conf(ngx_conf_t* cf, void* conf);
+void* mr_ledger_create_loc_conf(ngx_conf_t* cf);
+char* mr_ledger_merge_loc_conf(ngx_conf_t* cf, void* parent, void* child);
+
+extern "C" ngx_module_t ngx_http_mr_ledger_module;
+extern "C" ngx_int_t mr_ledger_handler(ngx_http_request_t* r);

@@ -1,0 +1,87 @@
+// A per-worker pool of non-blocking libpq connections driven by nginx's
+// event loop: connect, send and read on socket readiness, queue when every
+// connection is busy, a timer per job that is also its timeout, reconnect
+// after the server went away. Nothing here ever blocks the worker.
+#pragma once
+
+#include <deque>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <libpq-fe.h>
+
+#include "modules/common/nginx.hpp"
+
+namespace mr::pg {
+
+class Pool;
+
+struct ResultDeleter {
+  void operator()(PGresult* r) const { PQclear(r); }
+};
+using ResultPtr = std::unique_ptr<PGresult, ResultDeleter>;
+
+struct Outcome {
+  enum class Kind { ok, sql_error, unavailable } kind;
+  ResultPtr result;     // kind == ok: the statement's tuples
+  std::string message;  // sql_error / unavailable: why, for the log
+  std::string sqlstate;
+};
+
+// One statement with text parameters; `done` runs exactly once, from the
+// event loop, unless the job was detached first (its request went away).
+struct Job {
+  std::string sql;
+  std::vector<std::optional<std::string>> params;
+  std::function<void(Outcome&&)> done;
+  int retries_left = 1;  // a deadlock or serialization failure rolled back: run again
+  ngx_event_t timer{};   // non-cancelable: an old worker finishes the job across a reload
+  bool detached = false;
+  Pool* pool = nullptr;  // set by submit
+};
+
+struct Settings {
+  std::string dsn;
+  std::size_t size = 4;
+  std::size_t queue_limit = 1024;
+  ngx_msec_t connect_timeout = 3000;
+  ngx_msec_t query_timeout = 5000;
+};
+
+class Connection;
+
+class Pool {
+ public:
+  Pool(Settings settings, ngx_log_t* log);
+  ~Pool();
+  Pool(const Pool&) = delete;
+  Pool& operator=(const Pool&) = delete;
+
+  // Takes the job; its callback later reports the outcome (or an immediate
+  // unavailable when the queue is full). Returns a handle to detach it.
+  Job* submit(std::unique_ptr<Job> job);
+  // The request behind the job is gone: the outcome will be dropped.
+  static void detach(Job* job) { job->detached = true; }
+
+  // Internal, for Connection.
+  void on_idle(Connection& c);
+  void on_broken(Connection& c);
+  void finish(std::unique_ptr<Job> job, Outcome&& outcome);
+  void on_job_timeout(Job* job);
+  ngx_log_t* log() const { return log_; }
+  const Settings& settings() const { return settings_; }
+
+ private:
+  void dispatch();
+  void fail_queue_if_nothing_can_serve();
+
+  Settings settings_;
+  ngx_log_t* log_;
+  std::vector<std::unique_ptr<Connection>> connections_;
+  std::deque<std::unique_ptr<Job>> queue_;
+};
+
+}  // namespace mr::pg

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# The run command: installs what is missing, builds, and runs the service
+# locally under .run/ (own PostgreSQL, Redis and nginx on loopback), with a
+# sandbox club and key seeded. Prints a signed example request and writes
+# .run/env. Stays in the foreground until Ctrl-C, then stops everything.
+#
+#   sudo tools/run.sh            set up (or reuse) and run; Ctrl-C stops
+#   sudo tools/run.sh --detach   set up and return, leaving it running
+#   sudo tools/run.sh stop       stop what a detached run left running
+#
+# MR_PORT (default 8080) moves the API; MR_PG_PORT, MR_REDIS_PORT likewise.
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/.." && pwd)
+dir=$repo/.run
+export MR_BUILD_DIR=${MR_BUILD_DIR:-$repo/build}
+export MR_PORT=${MR_PORT:-8080} MR_PG_PORT=${MR_PG_PORT:-55432} MR_REDIS_PORT=${MR_REDIS_PORT:-56379}
+
+if [ "${1:-}" = stop ]; then
+  "$repo/tools/stack.sh" down "$dir/stack"
+  echo "stopped"
+  exit 0
+fi
+[ "$(id -u)" -eq 0 ] || { echo "run as root (apt-get, and PostgreSQL runs as the postgres user)" >&2; exit 2; }
+
+"$repo/tools/deps.sh"
+"$repo/tools/build.sh"
+mkdir -p "$dir"
+"$repo/tools/stack.sh" up "$dir/stack"
+source "$dir/stack/stack.env"
+export MR_DSN MR_MASTER_KEY_FILE
+mrctl=$MR_MRCTL
+ref=sandbox-club
+
+# Seed once: a sandbox club with a funded points pool and cash capacity,
+# and one sandbox key whose secret is kept in .run/ (mode 0600).
+if ! "$mrctl" club show --ref "$ref" >/dev/null 2>&1; then
+  "$mrctl" club create --ref "$ref" --name "Sandbox Club" --earn-rate-bp 100 \
+    --redemption-rate-minor 1 --payout-currency GBP --currencies GBP,EUR,USD --min-redemption 100 >/dev/null
+  "$mrctl" pool topup --ref "$ref" --points 100000000 >/dev/null 2>&1 || true
+  "$mrctl" capacity topup --ref "$ref" --minor 100000000 >/dev/null 2>&1 || true
+fi
+if [ ! -s "$dir/sandbox-key.json" ]; then
+  (umask 077; "$mrctl" key issue --ref "$ref" --env sandbox > "$dir/sandbox-key.json")
+  "$repo/tools/stack.sh" reload "$dir/stack"
+fi
+key_id=$(sed -n 's/.*"keyId" *: *"\([^"]*\)".*/\1/p' "$dir/sandbox-key.json")
+secret=$(sed -n 's/.*"secret" *: *"\([^"]*\)".*/\1/p' "$dir/sandbox-key.json")
+
+(umask 077; cat > "$dir/env" <<ENV
+# Source me: . .run/env
+export MR_BASE_URL='$MR_BASE_URL'
+export MR_DSN='$MR_DSN'
+export MR_MRCTL='$mrctl'
+export MR_MASTER_KEY_FILE='$MR_MASTER_KEY_FILE'
+export MR_KEY_ID='$key_id'
+export MR_KEY_SECRET='$secret'
+export MR_PARTNER_REF='$ref'
+export MR_RELOAD='$repo/tools/stack.sh reload $dir/stack'
+export MR_SIGN='$MR_BUILD_DIR/tools/mr-sign/mr-sign'
+ENV
+)
+
+body='{"partnerRef":"'$ref'","member":{"externalMemberId":"member-1","firstName":"Ada","lastName":"Lovelace","email":"ada@example.com"}}'
+cat <<MSG
+
+Member Rewards Partner API is running at $MR_BASE_URL (sandbox)
+  environment file: $dir/env      (. .run/env)
+  operator tool:    $mrctl
+  nginx logs:       $dir/stack/nginx/logs/
+  stop:             Ctrl-C, or 'sudo tools/run.sh stop' after --detach
+
+A signed example request (ready to paste; the timestamp is valid for 5 minutes):
+
+MSG
+"$MR_BUILD_DIR/tools/mr-sign/mr-sign" --key-id "$key_id" --secret "$secret" --method POST \
+  --path /api/v1/members --body <(printf '%s' "$body") --base-url "$MR_BASE_URL" --print-curl
+echo
+echo "Or sign and send in one go:"
+echo "  . .run/env; echo '$body' | \$MR_SIGN --method POST --path /api/v1/members --body - --send \$MR_BASE_URL"
+
+if [ "${1:-}" = --detach ]; then exit 0; fi
+trap '"$repo/tools/stack.sh" down "$dir/stack"; echo; echo stopped; exit 0' INT TERM
+echo
+echo "Running; Ctrl-C stops PostgreSQL, Redis and nginx."
+while sleep 3600; do :; done
