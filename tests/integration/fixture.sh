@@ -40,11 +40,21 @@ club() { "$mrctl" club create --ref "$1" --name "$2" --earn-rate-bp "$3" --redem
 key() { "$mrctl" key issue --ref "$1" --env "$2"; }
 json_field() { sed -n "s/.*\"$1\" *: *\"\([^\"]*\)\".*/\1/p"; }
 
+# club-a: the everyday club; club-c: a pool of exactly 1000 for the pool
+# limit; club-d: one hot member; club-e: distinct members racing for a pool.
 club club-a "Club A" 100
 club club-b "Club B" 250
+club club-c "Club C" 10000
+club club-d "Club D" 10000
+club club-e "Club E" 10000
+"$mrctl" pool topup --ref club-a --points 1000000000000000 >/dev/null
+"$mrctl" pool topup --ref club-b --points 1000000 >/dev/null
+"$mrctl" pool topup --ref club-c --points 1000 >/dev/null
+"$mrctl" pool topup --ref club-d --points 1000000 >/dev/null
+"$mrctl" pool topup --ref club-e --points 5000 >/dev/null
 {
-  i=0
-  for spec in "club-a sandbox A" "club-a production PRD" "club-b sandbox B" "club-a sandbox REVOKE"; do
+  for spec in "club-a sandbox A" "club-a production PRD" "club-b sandbox B" "club-a sandbox REVOKE" \
+              "club-c sandbox C" "club-d sandbox D" "club-e sandbox E"; do
     set -- $spec
     out=$(key "$1" "$2")
     echo "MR_KEY_$3_ID='$(echo "$out" | json_field keyId)'"

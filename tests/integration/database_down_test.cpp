@@ -1,0 +1,47 @@
+// With PostgreSQL stopped, ledger requests answer service_unavailable
+// within the configured timeout and the worker keeps serving; once it is
+// back, requests succeed without restarting nginx.
+#include <chrono>
+#include <string>
+#include <thread>
+
+#include "tests/integration/ledger_helpers.hpp"
+
+using namespace mr::test;
+
+Test(database_down, unavailable_then_recovers) {
+  auto c = client("A");
+  const std::string id = unique("mem");
+  cr_assert_eq(post(c, "/api/v1/members", member_body("club-a", id)).status, 201);
+  const std::string pg = "runuser -u postgres -- /usr/lib/postgresql/15/bin/pg_ctl -D '" +
+                         env("MR_STACK_DIR") + "/pg/data' ";
+  cr_assert_eq(sh(pg + "-m fast -w stop >/dev/null"), 0);
+
+  const auto t0 = std::chrono::steady_clock::now();
+  auto down = c.get("/api/v1/members/" + id + "/balance");
+  auto write = post(c, "/api/v1/transactions/settled", settle_body("club-a", id, unique("tx"), 100));
+  const auto elapsed = std::chrono::steady_clock::now() - t0;
+  // The worker still answers what needs no database.
+  auto edge = c.get("/api/v1/members/" + id + "/points?limit=0");
+  auto outside = c.send("GET", "/", "", {});
+
+  const int start_rc = sh(pg + "-w -l '" + env("MR_STACK_DIR") + "/pg/postgres.log' start >/dev/null");
+  cr_assert_eq(start_rc, 0);
+  EXPECT_ERROR(down, 503, "service_unavailable");
+  EXPECT_ERROR(write, 503, "service_unavailable");
+  cr_expect_eq(header(down, "retry-after"), std::string("1"));
+  cr_expect(elapsed < std::chrono::seconds(12), "503s took %lld ms",
+            static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(elapsed).count()));
+  EXPECT_ERROR(edge, 400, "invalid_request");
+  EXPECT_ERROR(outside, 404, "not_found");
+
+  // Back without restarting nginx (a refused slot waits up to a second).
+  mr::HttpResponse up;
+  for (int i = 0; i < 50; ++i) {
+    up = c.get("/api/v1/members/" + id + "/balance");
+    if (up.status == 200) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  cr_expect_eq(up.status, 200, "%s", up.body.c_str());
+  cr_expect_eq(post(c, "/api/v1/transactions/settled", settle_body("club-a", id, unique("tx"), 100)).status, 200);
+}

@@ -1,0 +1,92 @@
+// Request builders and readers shared by the ledger integration tests.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include "tests/integration/stack_env.hpp"
+
+namespace mr::test {
+
+// JSON via RapidJSON so test ids are escaped like any client would.
+class Json {
+ public:
+  Json() : w_(buf_) { w_.StartObject(); }
+  Json& str(const char* k, const std::string& v) { w_.Key(k); w_.String(v.c_str()); return *this; }
+  Json& num(const char* k, std::int64_t v) { w_.Key(k); w_.Int64(v); return *this; }
+  Json& raw(const char* k, const std::string& json) {
+    w_.Key(k);
+    w_.RawValue(json.c_str(), json.size(), rapidjson::kObjectType);
+    return *this;
+  }
+  std::string done() { w_.EndObject(); return buf_.GetString(); }
+ private:
+  rapidjson::StringBuffer buf_;
+  rapidjson::Writer<rapidjson::StringBuffer> w_;
+};
+
+inline std::string member_body(const std::string& ref, const std::string& id, bool bank = true) {
+  Json m;
+  m.str("externalMemberId", id).str("firstName", "Ada").str("lastName", "Lovelace").str("email", "ada@example.com");
+  if (bank) {
+    m.raw("wallet", Json().str("provider", "bank").str("walletRef", "w-" + id)
+                        .raw("bankAccount", Json().str("accountNumber", "12345678").str("sortCode", "112233")
+                                                 .str("name", "Ada Lovelace").done()).done());
+  }
+  return Json().str("partnerRef", ref).raw("member", m.done()).done();
+}
+
+inline std::string settle_body(const std::string& ref, const std::string& member, const std::string& tx,
+                               std::int64_t amount, const std::string& currency = "GBP") {
+  return Json().str("partnerRef", ref).str("eventId", "evt-" + tx).str("occurredAt", "2026-11-20T10:00:00Z")
+      .raw("member", Json().str("externalMemberId", member).done())
+      .raw("transaction", Json().str("externalTransactionId", tx).str("merchantId", "m-42")
+                               .str("merchantName", "Corner Shop").num("amountMinor", amount)
+                               .str("currency", currency).str("settledAt", "2026-11-20T10:00:01Z").done())
+      .done();
+}
+
+inline std::string reverse_body(const std::string& ref, const std::string& member, const std::string& tx,
+                                std::int64_t amount /* <=0: whole remainder */, const std::string& currency = "GBP") {
+  Json t;
+  t.str("externalTransactionId", tx).str("currency", currency);
+  if (amount > 0) t.num("amountMinor", amount);
+  return Json().str("partnerRef", ref).str("eventId", unique("rev")).str("occurredAt", "2026-11-21T10:00:00Z")
+      .raw("member", Json().str("externalMemberId", member).done()).raw("transaction", t.done()).done();
+}
+
+inline HttpResponse post(MrClient& c, const std::string& path, const std::string& body) {
+  return c.post(path, body, unique("idem"));
+}
+
+inline rapidjson::Document data_of(const HttpResponse& r) {
+  rapidjson::Document d = parse_json(r.body);
+  cr_assert(d.IsObject() && d.HasMember("ok") && d["ok"].IsTrue() && d.HasMember("data"),
+            "not a success envelope (%ld): %s", r.status, r.body.c_str());
+  rapidjson::Document out;
+  out.CopyFrom(d["data"], out.GetAllocator());
+  return out;
+}
+
+inline std::int64_t i64(const rapidjson::Value& v, const char* k) {
+  cr_assert(v.IsObject() && v.HasMember(k) && v[k].IsInt64(), "no integer %s", k);
+  return v[k].GetInt64();
+}
+
+inline std::string s(const rapidjson::Value& v, const char* k) {
+  cr_assert(v.IsObject() && v.HasMember(k) && v[k].IsString(), "no string %s", k);
+  return v[k].GetString();
+}
+
+inline int sh(const std::string& cmd) { return std::system(cmd.c_str()); }
+
+inline std::string mrctl_cmd() {
+  return "MR_DSN='" + env("MR_DSN") + "' MR_MASTER_KEY_FILE='" + env("MR_MASTER_KEY_FILE") + "' '" +
+         env("MR_MRCTL") + "'";
+}
+
+}  // namespace mr::test
