@@ -1,0 +1,78 @@
+#include "lua-free-config/idempotency_directives.hpp"
+
+ngx_command_t mr_idempotency_commands[] = {
+    {ngx_string("mr_idempotency"),
+     NGX_HTTP_MAIN_CONF | NGX_HTTP_SRV_CONF | NGX_HTTP_LOC_CONF | NGX_CONF_FLAG,
+     ngx_conf_set_flag_slot, NGX_HTTP_LOC_CONF_OFFSET,
+     offsetof(mr_idempotency_loc_conf_t, enabled), nullptr},
+    {ngx_string("mr_redis"), NGX_HTTP_MAIN_CONF | NGX_CONF_TAKE1, ngx_conf_set_str_slot,
+     NGX_HTTP_MAIN_CONF_OFFSET, offsetof(mr_idempotency_main_conf_t, redis), nullptr},
+    {ngx_string("mr_redis_connect_timeout"), NGX_HTTP_MAIN_CONF | NGX_CONF_TAKE1,
+     ngx_conf_set_msec_slot, NGX_HTTP_MAIN_CONF_OFFSET,
+     offsetof(mr_idempotency_main_conf_t, connect_timeout), nullptr},
+    {ngx_string("mr_redis_timeout"), NGX_HTTP_MAIN_CONF | NGX_CONF_TAKE1, ngx_conf_set_msec_slot,
+     NGX_HTTP_MAIN_CONF_OFFSET, offsetof(mr_idempotency_main_conf_t, command_timeout), nullptr},
+    {ngx_string("mr_idempotency_ttl"), NGX_HTTP_MAIN_CONF | NGX_CONF_TAKE1,
+     ngx_conf_set_msec_slot, NGX_HTTP_MAIN_CONF_OFFSET, offsetof(mr_idempotency_main_conf_t, ttl),
+     nullptr},
+    {ngx_string("mr_idempotency_lock_ttl"), NGX_HTTP_MAIN_CONF | NGX_CONF_TAKE1,
+     ngx_conf_set_msec_slot, NGX_HTTP_MAIN_CONF_OFFSET,
+     offsetof(mr_idempotency_main_conf_t, lock_ttl), nullptr},
+    ngx_null_command};
+
+void* mr_idempotency_create_main_conf(ngx_conf_t* cf) {
+  auto* mcf = static_cast<mr_idempotency_main_conf_t*>(
+      ngx_pcalloc(cf->pool, sizeof(mr_idempotency_main_conf_t)));
+  if (mcf == nullptr) return nullptr;
+  mcf->connect_timeout = NGX_CONF_UNSET_MSEC;
+  mcf->command_timeout = NGX_CONF_UNSET_MSEC;
+  mcf->ttl = NGX_CONF_UNSET_MSEC;
+  mcf->lock_ttl = NGX_CONF_UNSET_MSEC;
+  return mcf;
+}
+
+char* mr_idempotency_init_main_conf(ngx_conf_t* cf, void* conf) {
+  auto* mcf = static_cast<mr_idempotency_main_conf_t*>(conf);
+  ngx_conf_init_msec_value(mcf->connect_timeout, 200);
+  ngx_conf_init_msec_value(mcf->command_timeout, 200);
+  ngx_conf_init_msec_value(mcf->ttl, 24 * 3600 * 1000);
+  ngx_conf_init_msec_value(mcf->lock_ttl, 60 * 1000);
+  if (mcf->redis.len == 0) ngx_str_set(&mcf->redis, "127.0.0.1:6379");
+  // An address, never a name: hiredis would resolve it blocking.
+  u_char* colon = static_cast<u_char*>(ngx_strlchr(mcf->redis.data, mcf->redis.data + mcf->redis.len, ':'));
+  if (colon == nullptr) {
+    ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "mr_redis \"%V\" is not ip:port", &mcf->redis);
+    return static_cast<char*>(NGX_CONF_ERROR);
+  }
+  mcf->redis_host.data = static_cast<u_char*>(ngx_pnalloc(cf->pool, colon - mcf->redis.data + 1));
+  if (mcf->redis_host.data == nullptr) return static_cast<char*>(NGX_CONF_ERROR);
+  mcf->redis_host.len = colon - mcf->redis.data;
+  *ngx_cpymem(mcf->redis_host.data, mcf->redis.data, mcf->redis_host.len) = '\0';
+  mcf->redis_port = ngx_atoi(colon + 1, mcf->redis.data + mcf->redis.len - colon - 1);
+  if (mcf->redis_port < 1 || mcf->redis_port > 65535 ||
+      ngx_inet_addr(mcf->redis_host.data, mcf->redis_host.len) == INADDR_NONE) {
+    ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "mr_redis \"%V\" must be an IPv4 address and port",
+                       &mcf->redis);
+    return static_cast<char*>(NGX_CONF_ERROR);
+  }
+  return NGX_CONF_OK;
+}
+
+void* mr_idempotency_create_loc_conf(ngx_conf_t* cf) {
+  auto* lcf = static_cast<mr_idempotency_loc_conf_t*>(
+      ngx_pcalloc(cf->pool, sizeof(mr_idempotency_loc_conf_t)));
+  if (lcf == nullptr) return nullptr;
+  lcf->enabled = NGX_CONF_UNSET;
+  return lcf;
+}
+
+char* mr_idempotency_merge_loc_conf(ngx_conf_t* cf, void* parent, void* child) {
+  auto* prev = static_cast<mr_idempotency_loc_conf_t*>(parent);
+  auto* conf = static_cast<mr_idempotency_loc_conf_t*>(child);
+  ngx_conf_merge_value(conf->enabled, prev->enabled, 0);
+  if (conf->enabled) {
+    static_cast<mr_idempotency_main_conf_t*>(
+        ngx_http_conf_get_module_main_conf(cf, ngx_http_mr_idempotency_module))->used = 1;
+  }
+  return NGX_CONF_OK;
+}

@@ -1,0 +1,38 @@
+// Directives of the idempotency edge module.
+//
+//   mr_idempotency on|off;                 http, server, location (default off): POSTs
+//                                          carry X-MR-Idempotency-Key, scoped by $mr_club_id
+//   mr_redis <ip>:<port>;                  http (default 127.0.0.1:6379)
+//   mr_redis_connect_timeout <time>;       http (default 200ms)
+//   mr_redis_timeout <time>;               http: per command (default 200ms); past it the
+//                                          request goes on to the database path
+//   mr_idempotency_ttl <time>;             http: how long Redis keeps answers (default 24h)
+//   mr_idempotency_lock_ttl <time>;        http: how long a request in progress holds its
+//                                          key (default 60s; longer than any answer takes)
+#pragma once
+
+#include "modules/common/nginx.hpp"
+
+struct mr_idempotency_main_conf_t {
+  ngx_str_t redis;  // "ip:port"
+  ngx_msec_t connect_timeout;
+  ngx_msec_t command_timeout;
+  ngx_msec_t ttl;
+  ngx_msec_t lock_ttl;
+  ngx_flag_t used;
+  ngx_str_t redis_host;  // parsed from redis
+  ngx_int_t redis_port;
+};
+
+struct mr_idempotency_loc_conf_t {
+  ngx_flag_t enabled;
+};
+
+extern ngx_command_t mr_idempotency_commands[];
+
+void* mr_idempotency_create_main_conf(ngx_conf_t* cf);
+char* mr_idempotency_init_main_conf(ngx_conf_t* cf, void* conf);
+void* mr_idempotency_create_loc_conf(ngx_conf_t* cf);
+char* mr_idempotency_merge_loc_conf(ngx_conf_t* cf, void* parent, void* child);
+
+extern "C" ngx_module_t ngx_http_mr_idempotency_module;

@@ -1,0 +1,69 @@
+// A per-worker Redis client: hiredis's async API driven by nginx's event
+// loop (the adapter maps hiredis's add/del read/write hooks to nginx events
+// on a connection made with ngx_get_connection), with a connect timeout, a
+// timer per command that is also its timeout, and reconnects with a pause.
+// Any failure reports a null reply: callers treat Redis as an optimisation.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+extern "C" {
+#include <hiredis/async.h>
+#include <hiredis/hiredis.h>
+}
+
+#include "modules/common/nginx.hpp"
+
+namespace mr::redis {
+
+struct Settings {
+  std::string host = "127.0.0.1";  // an IP: hiredis resolves names blocking
+  int port = 6379;
+  ngx_msec_t connect_timeout = 200;
+  ngx_msec_t command_timeout = 200;
+};
+
+// One command in flight. `done` runs at most once: with the reply, or with
+// nullptr on timeout, disconnect or error. Detach when the caller goes away.
+struct Call {
+  std::function<void(const redisReply*)> done;
+  ngx_event_t timer{};
+  bool finished = false;  // done has run (or the caller detached)
+  class Client* client = nullptr;
+};
+
+class Client {
+ public:
+  Client(Settings settings, ngx_log_t* log);
+  ~Client();
+  Client(const Client&) = delete;
+  Client& operator=(const Client&) = delete;
+
+  // Sends argv; returns the call to detach, or nullptr when `done` already
+  // ran with nullptr (not connected and within the reconnect pause).
+  Call* command(const std::vector<std::string_view>& argv, std::function<void(const redisReply*)> done);
+  static void detach(Call* call) { call->finished = true; }
+
+  // Internal, for the hiredis callbacks.
+  void on_connected(int status);
+  void on_disconnected();
+  void on_timeout(Call* call);
+  ngx_log_t* log() const { return log_; }
+
+ private:
+  bool ensure_connected();
+  void drop();  // frees the context: pending calls get a null reply
+
+  Settings settings_;
+  ngx_log_t* log_;
+  redisAsyncContext* ac_ = nullptr;
+  bool connected_ = false;
+  ngx_msec_t retry_at_ = 0;
+  ngx_event_t connect_timer_{};
+};
+
+}  // namespace mr::redis

@@ -1,0 +1,88 @@
+#include "modules/idempotency/idempotency_core.hpp"
+
+#include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+namespace mr::idempotency {
+namespace {
+
+std::string write_record(bool done, std::string_view fingerprint, int status, std::string_view body) {
+  rapidjson::StringBuffer out;
+  rapidjson::Writer<rapidjson::StringBuffer> w(out);
+  w.StartObject();
+  w.Key("state");
+  w.String(done ? "done" : "pending");
+  w.Key("fingerprint");
+  w.String(fingerprint.data(), static_cast<rapidjson::SizeType>(fingerprint.size()));
+  if (done) {
+    w.Key("status");
+    w.Int(status);
+    w.Key("body");
+    w.String(body.data(), static_cast<rapidjson::SizeType>(body.size()));
+  }
+  w.EndObject();
+  return {out.GetString(), out.GetSize()};
+}
+
+}  // namespace
+
+std::string redis_key(std::string_view club_id, std::string_view idempotency_key) {
+  std::string key = "mr:idem:";
+  key.append(club_id).append(":").append(idempotency_key);
+  return key;
+}
+
+std::string pending_record(std::string_view fingerprint) {
+  return write_record(false, fingerprint, 0, {});
+}
+
+std::string done_record(std::string_view fingerprint, int status, std::string_view body) {
+  return write_record(true, fingerprint, status, body);
+}
+
+std::optional<Record> parse_record(std::string_view text) {
+  rapidjson::Document d;
+  d.Parse(text.data(), text.size());
+  if (d.HasParseError() || !d.IsObject()) return std::nullopt;
+  const auto str = [&d](const char* k) -> const rapidjson::Value* {
+    auto it = d.FindMember(k);
+    return it != d.MemberEnd() && it->value.IsString() ? &it->value : nullptr;
+  };
+  const rapidjson::Value* state = str("state");
+  const rapidjson::Value* fp = str("fingerprint");
+  if (state == nullptr || fp == nullptr) return std::nullopt;
+  Record r;
+  r.fingerprint.assign(fp->GetString(), fp->GetStringLength());
+  const std::string_view s(state->GetString(), state->GetStringLength());
+  if (s == "pending") return r;
+  if (s != "done") return std::nullopt;
+  auto status = d.FindMember("status");
+  const rapidjson::Value* body = str("body");
+  if (status == d.MemberEnd() || !status->value.IsInt() || body == nullptr) return std::nullopt;
+  r.done = true;
+  r.status = status->value.GetInt();
+  r.body.assign(body->GetString(), body->GetStringLength());
+  return r;
+}
+
+Decision decide(const Record& existing, std::string_view fingerprint) {
+  if (existing.fingerprint != fingerprint) return Decision::conflict;
+  return existing.done ? Decision::replay : Decision::in_progress;
+}
+
+bool storable(int status, std::string_view body) {
+  if (status >= 200 && status < 300) return true;
+  if (status != 404 && status != 409 && status != 422) return false;
+  rapidjson::Document d;
+  d.Parse(body.data(), body.size());
+  if (d.HasParseError() || !d.IsObject()) return false;
+  auto error = d.FindMember("error");
+  if (error == d.MemberEnd() || !error->value.IsObject()) return false;
+  auto code = error->value.FindMember("code");
+  if (code == error->value.MemberEnd() || !code->value.IsString()) return false;
+  const std::string_view c(code->value.GetString(), code->value.GetStringLength());
+  return c != "duplicate_idempotency_conflict" && c != "idempotency_in_progress";
+}
+
+}  // namespace mr::idempotency

@@ -1,0 +1,32 @@
+// The nginx-free rules of the idempotency edge (contract section 3): the
+// Redis key and record format, what an existing record means for a new
+// request, and which responses are kept for replay.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace mr::idempotency {
+
+struct Record {
+  bool done = false;         // false: the first request is still running
+  std::string fingerprint;   // request_fingerprint of the first request
+  int status = 0;            // done only
+  std::string body;          // done only: byte for byte as first sent
+};
+
+std::string redis_key(std::string_view club_id, std::string_view idempotency_key);
+std::string pending_record(std::string_view fingerprint);
+std::string done_record(std::string_view fingerprint, int status, std::string_view body);
+std::optional<Record> parse_record(std::string_view text);
+
+enum class Decision { replay, conflict, in_progress };
+Decision decide(const Record& existing, std::string_view fingerprint);
+
+// Kept for replay: every outcome decided after the body passed its schema
+// check: 2xx and the 404, 409 and 422 answers, except the idempotency
+// answers themselves. Not kept: 400, 401, 413, 429, 5xx.
+bool storable(int status, std::string_view body);
+
+}  // namespace mr::idempotency

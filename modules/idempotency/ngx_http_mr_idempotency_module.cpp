@@ -1,0 +1,311 @@
+// The idempotency edge module. An access handler that runs after auth
+// claims the club's idempotency key in Redis with SET NX GET (one round
+// trip): a new key goes on to the content handler, an existing one is
+// replayed, refused as a conflict or answered idempotency_in_progress.
+// Header and body filters keep the final answer for replay. It knows
+// nothing of the ledger: in front of proxy_pass it works the same. With
+// Redis down or slow, requests go on to the database path, which is exact
+// on its own; Redis only makes retries cheap.
+#include <memory>
+#include <new>
+#include <string>
+
+#include "lua-free-config/idempotency_directives.hpp"
+#include "modules/common/fingerprint.hpp"
+#include "modules/common/http_json.hpp"
+#include "modules/common/redis_client.hpp"
+#include "modules/idempotency/idempotency_core.hpp"
+
+namespace {
+
+namespace idem = mr::idempotency;
+
+std::unique_ptr<mr::redis::Client> g_redis;  // one per worker process
+ngx_int_t g_club_id_var = NGX_ERROR;
+ngx_http_output_header_filter_pt next_header_filter;
+ngx_http_output_body_filter_pt next_body_filter;
+
+struct Ctx {
+  ngx_http_request_t* r = nullptr;
+  ngx_int_t status = NGX_DONE;   // what the access handler returns when re-entered
+  bool in_handler = false;       // the Redis answer came before the handler returned
+  bool holding_ref = false;      // r->main->count taken while waiting for Redis
+  bool owner = false;            // this request holds the pending record
+  bool settled = false;          // the final answer was stored (or released)
+  bool capture_ok = true;
+  int response_status = 0;
+  std::string key, fingerprint, response_body;
+  std::string_view outcome = "none";
+  mr::redis::Call* call = nullptr;
+};
+
+const mr_idempotency_main_conf_t* main_conf(ngx_http_request_t* r) {
+  return static_cast<mr_idempotency_main_conf_t*>(
+      ngx_http_get_module_main_conf(r, ngx_http_mr_idempotency_module));
+}
+
+Ctx* get_ctx(ngx_http_request_t* r) {
+  return static_cast<Ctx*>(ngx_http_get_module_ctx(r, ngx_http_mr_idempotency_module));
+}
+
+std::string ms(ngx_msec_t v) { return std::to_string(v); }
+
+// Stores the final answer, or releases the key when the answer is not one
+// to replay (the client may fix the request and retry with the same key).
+void settle(Ctx* ctx, const mr_idempotency_main_conf_t* mcf) {
+  if (!ctx->owner || ctx->settled || !g_redis) return;
+  ctx->settled = true;
+  const auto ignore = [](const redisReply*) {};
+  if (ctx->capture_ok && idem::storable(ctx->response_status, ctx->response_body)) {
+    const std::string record = idem::done_record(ctx->fingerprint, ctx->response_status, ctx->response_body);
+    g_redis->command({"SET", ctx->key, record, "PX", ms(mcf->ttl)}, ignore);
+  } else {
+    g_redis->command({"DEL", ctx->key}, ignore);
+  }
+}
+
+ngx_int_t replay(ngx_http_request_t* r, const idem::Record& record) {
+  if (!mr::ngx::add_header_out(r, "X-MR-Idempotent-Replay", "true")) return NGX_ERROR;
+  return mr::ngx::send_json(r, static_cast<ngx_uint_t>(record.status), record.body);
+}
+
+// Decides from Redis's answer: ngx_http_finalize_request's rc, or
+// NGX_DECLINED to let the request go on.
+ngx_int_t decide(Ctx* ctx, const redisReply* reply) {
+  ngx_http_request_t* r = ctx->r;
+  if (reply == nullptr || reply->type == REDIS_REPLY_ERROR) {
+    ctx->outcome = "bypass";
+    ngx_log_error(NGX_LOG_WARN, r->connection->log, 0,
+                  "mr_idempotency: Redis unavailable (%s); going on to the database path",
+                  reply ? reply->str : "no reply");
+    return NGX_DECLINED;
+  }
+  if (reply->type == REDIS_REPLY_NIL) {
+    ctx->outcome = "claimed";
+    ctx->owner = true;
+    return NGX_DECLINED;
+  }
+  auto record = reply->type == REDIS_REPLY_STRING
+                    ? idem::parse_record({reply->str, static_cast<size_t>(reply->len)})
+                    : std::nullopt;
+  if (!record) {
+    ctx->outcome = "bypass";
+    ngx_log_error(NGX_LOG_ERR, r->connection->log, 0, "mr_idempotency: unreadable record at %s",
+                  ctx->key.c_str());
+    return NGX_DECLINED;
+  }
+  switch (idem::decide(*record, ctx->fingerprint)) {
+    case idem::Decision::replay:
+      ctx->outcome = "replayed";
+      return replay(r, *record);
+    case idem::Decision::conflict:
+      ctx->outcome = "conflict";
+      return mr::ngx::send_error(r, mr::ErrorCode::duplicate_idempotency_conflict);
+    case idem::Decision::in_progress:
+      ctx->outcome = "in_progress";
+      return mr::ngx::send_error(r, mr::ErrorCode::idempotency_in_progress);
+  }
+  return NGX_DECLINED;
+}
+
+void on_claim_reply(Ctx* ctx, const redisReply* reply) {
+  ctx->call = nullptr;
+  ngx_http_request_t* r = ctx->r;
+  ngx_int_t rc;
+  try {
+    rc = decide(ctx, reply);
+  } catch (...) {
+    rc = NGX_DECLINED;
+  }
+  ctx->status = rc == NGX_DECLINED ? NGX_DECLINED : NGX_DONE;
+  if (ctx->in_handler) {
+    if (rc != NGX_DECLINED) ctx->status = rc;  // the handler returns it
+    return;
+  }
+  if (ctx->holding_ref) {
+    ctx->holding_ref = false;
+    r->main->count--;
+  }
+  ngx_connection_t* c = r->connection;
+  if (rc == NGX_DECLINED) {
+    r->write_event_handler = ngx_http_core_run_phases;
+    ngx_http_core_run_phases(r);
+  } else {
+    ngx_http_finalize_request(r, rc);
+  }
+  ngx_http_run_posted_requests(c);
+}
+
+ngx_int_t access_handler(ngx_http_request_t* r) {
+  if (r != r->main || r->method != NGX_HTTP_POST) return NGX_DECLINED;
+  auto* lcf = static_cast<mr_idempotency_loc_conf_t*>(
+      ngx_http_get_module_loc_conf(r, ngx_http_mr_idempotency_module));
+  if (!lcf->enabled) return NGX_DECLINED;
+  if (Ctx* ctx = get_ctx(r); ctx != nullptr) return ctx->status;
+
+  auto key = mr::ngx::header_in(r, "X-MR-Idempotency-Key");
+  ngx_http_variable_value_t* club = ngx_http_get_indexed_variable(r, g_club_id_var);
+  auto body = mr::ngx::request_body(r);
+  if (!key || club == nullptr || club->not_found || r->request_body == nullptr || !body || !g_redis) {
+    // Without an authenticated club and a read body there is nothing to
+    // scope the key by: mr_auth must run first (it refuses such requests).
+    return NGX_DECLINED;
+  }
+
+  ngx_pool_cleanup_t* cln = ngx_pool_cleanup_add(r->pool, sizeof(Ctx));
+  if (cln == nullptr) return NGX_HTTP_INTERNAL_SERVER_ERROR;
+  auto* ctx = new (cln->data) Ctx{};
+  cln->handler = [](void* data) {
+    auto* ctx = static_cast<Ctx*>(data);
+    if (ctx->call != nullptr) mr::redis::Client::detach(ctx->call);
+    // Ended without a final answer (client gone, worker error): release.
+    if (ctx->owner && !ctx->settled && g_redis) {
+      ctx->settled = true;
+      g_redis->command({"DEL", ctx->key}, [](const redisReply*) {});
+    }
+    ctx->~Ctx();
+  };
+  ctx->r = r;
+  ngx_http_set_ctx(r, ctx, ngx_http_mr_idempotency_module);
+  const std::string_view club_id{reinterpret_cast<const char*>(club->data), club->len};
+  ctx->key = idem::redis_key(club_id, *key);
+  ctx->fingerprint = mr::request_fingerprint(mr::ngx::view(r->method_name), mr::ngx::raw_path(r), *body);
+
+  const mr_idempotency_main_conf_t* mcf = main_conf(r);
+  ctx->in_handler = true;
+  ctx->call = g_redis->command(
+      {"SET", ctx->key, idem::pending_record(ctx->fingerprint), "NX", "GET", "PX", ms(mcf->lock_ttl)},
+      [ctx](const redisReply* reply) { on_claim_reply(ctx, reply); });
+  ctx->in_handler = false;
+  if (ctx->status != NGX_DONE || ctx->call == nullptr) return ctx->status;  // answered at once
+  r->main->count++;
+  ctx->holding_ref = true;
+  return NGX_DONE;
+}
+
+ngx_int_t header_filter(ngx_http_request_t* r) {
+  if (Ctx* ctx = get_ctx(r); ctx != nullptr && ctx->owner && r == r->main) {
+    ctx->response_status = static_cast<int>(r->headers_out.status);
+  }
+  return next_header_filter(r);
+}
+
+ngx_int_t body_filter(ngx_http_request_t* r, ngx_chain_t* in) {
+  Ctx* ctx = get_ctx(r);
+  if (ctx != nullptr && ctx->owner && !ctx->settled && r == r->main) {
+    bool last = false;
+    for (ngx_chain_t* cl = in; cl != nullptr; cl = cl->next) {
+      ngx_buf_t* b = cl->buf;
+      if (ngx_buf_in_memory(b)) {
+        ctx->response_body.append(reinterpret_cast<const char*>(b->pos), b->last - b->pos);
+      } else if (ngx_buf_size(b) > 0) {
+        ctx->capture_ok = false;  // a file-backed upstream body: not kept
+      }
+      if (ctx->response_body.size() > 256 * 1024) ctx->capture_ok = false;
+      if (b->last_buf) last = true;
+    }
+    if (last) {
+      try {
+        settle(ctx, main_conf(r));
+      } catch (...) {
+      }
+    }
+  }
+  return next_body_filter(r, in);
+}
+
+ngx_int_t get_outcome(ngx_http_request_t* r, ngx_http_variable_value_t* v, uintptr_t) {
+  Ctx* ctx = get_ctx(r);
+  const std::string_view s = ctx ? ctx->outcome : std::string_view("none");
+  v->data = reinterpret_cast<u_char*>(const_cast<char*>(s.data()));
+  v->len = s.size();
+  v->valid = 1;
+  v->no_cacheable = 1;
+  v->not_found = 0;
+  return NGX_OK;
+}
+
+ngx_int_t preconfiguration(ngx_conf_t* cf) {
+  ngx_str_t name = ngx_string("mr_idempotency");
+  ngx_http_variable_t* v = ngx_http_add_variable(cf, &name, NGX_HTTP_VAR_NOCACHEABLE);
+  if (v == nullptr) return NGX_ERROR;
+  v->get_handler = get_outcome;
+  return NGX_OK;
+}
+
+ngx_int_t postconfiguration(ngx_conf_t* cf) {
+  auto* cmcf = static_cast<ngx_http_core_main_conf_t*>(
+      ngx_http_conf_get_module_main_conf(cf, ngx_http_core_module));
+  ngx_array_t* handlers = &cmcf->phases[NGX_HTTP_ACCESS_PHASE].handlers;
+  auto* slot = static_cast<ngx_http_handler_pt*>(ngx_array_push(handlers));
+  if (slot == nullptr) return NGX_ERROR;
+  // nginx runs a phase's handlers from the last registered to the first:
+  // at index 0 this one runs after auth and every other access check,
+  // whatever the load_module order.
+  auto* all = static_cast<ngx_http_handler_pt*>(handlers->elts);
+  ngx_memmove(all + 1, all, (handlers->nelts - 1) * sizeof(ngx_http_handler_pt));
+  all[0] = access_handler;
+
+  next_header_filter = ngx_http_top_header_filter;
+  ngx_http_top_header_filter = header_filter;
+  next_body_filter = ngx_http_top_body_filter;
+  ngx_http_top_body_filter = body_filter;
+
+  ngx_str_t club = ngx_string("mr_club_id");
+  g_club_id_var = ngx_http_get_variable_index(cf, &club);
+  if (g_club_id_var == NGX_ERROR) return NGX_ERROR;
+  return mr::ngx::init_request_id(cf);
+}
+
+ngx_int_t init_process(ngx_cycle_t* cycle) {
+  auto* mcf = static_cast<mr_idempotency_main_conf_t*>(
+      ngx_http_cycle_get_module_main_conf(cycle, ngx_http_mr_idempotency_module));
+  if (mcf == nullptr || !mcf->used) return NGX_OK;
+  try {
+    mr::redis::Settings s;
+    s.host.assign(reinterpret_cast<const char*>(mcf->redis_host.data), mcf->redis_host.len);
+    s.port = static_cast<int>(mcf->redis_port);
+    s.connect_timeout = mcf->connect_timeout;
+    s.command_timeout = mcf->command_timeout;
+    g_redis = std::make_unique<mr::redis::Client>(std::move(s), cycle->log);
+  } catch (...) {
+    return NGX_ERROR;
+  }
+  return NGX_OK;
+}
+
+void exit_process(ngx_cycle_t*) {
+  try {
+    g_redis.reset();
+  } catch (...) {
+  }
+}
+
+ngx_http_module_t module_ctx = {
+    preconfiguration,                 // preconfiguration
+    postconfiguration,                // postconfiguration
+    mr_idempotency_create_main_conf,  // create main configuration
+    mr_idempotency_init_main_conf,    // init main configuration
+    nullptr,                          // create server configuration
+    nullptr,                          // merge server configuration
+    mr_idempotency_create_loc_conf,   // create location configuration
+    mr_idempotency_merge_loc_conf,    // merge location configuration
+};
+
+}  // namespace
+
+extern "C" {
+ngx_module_t ngx_http_mr_idempotency_module = {
+    NGX_MODULE_V1,
+    &module_ctx,               // module context
+    mr_idempotency_commands,   // module directives
+    NGX_HTTP_MODULE,           // module type
+    nullptr,                   // init master
+    nullptr,                   // init module
+    init_process,              // init process
+    nullptr,                   // init thread
+    nullptr,                   // exit thread
+    exit_process,              // exit process
+    nullptr,                   // exit master
+    NGX_MODULE_V1_PADDING};
+}
