@@ -61,6 +61,28 @@ club club-e "Club E" 10000
     echo "MR_KEY_$3_SECRET='$(echo "$out" | json_field secret)'"
   done
 } > "$dir/keys.env"
+# The idempotency module in front of proxy_pass, with a tiny upstream
+# whose every answer carries its own request id.
+proxy_port=$(free_port) upstream_port=$(free_port)
+mkdir -p "$dir/stack/nginx/conf.d"
+cat > "$dir/stack/nginx/conf.d/proxy-test.conf" <<CONF
+server {
+    listen 127.0.0.1:$upstream_port;
+    default_type application/json;
+    location /rejected { return 409 '{"ok":false,"error":{"code":"member_closed","message":"x","requestId":"\$request_id"}}'; }
+    location / { return 200 '{"ok":true,"data":{"upstreamRequestId":"\$request_id"}}'; }
+}
+server {
+    listen 127.0.0.1:$proxy_port;
+    mr_request_id on;
+    location / {
+        mr_auth on;
+        mr_idempotency on;
+        proxy_pass http://127.0.0.1:$upstream_port;
+    }
+}
+CONF
+echo "MR_PROXY_URL='http://127.0.0.1:$proxy_port'" >> "$dir/keys.env"
 "$repo/tools/stack.sh" reload "$dir/stack"
 cat "$dir/stack/stack.env" "$dir/keys.env" > "$dir/test.env"
 echo "MR_REPO='$repo'" >> "$dir/test.env"
