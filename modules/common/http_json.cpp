@@ -36,7 +36,6 @@ bool add_header_out(ngx_http_request_t* r, std::string_view name, std::string_vi
   auto* h = static_cast<ngx_table_elt_t*>(ngx_list_push(&r->headers_out.headers));
   if (h == nullptr) return false;
   h->hash = 1;
-  h->next = nullptr;
   h->key = pool_string(r->pool, name);
   h->value = pool_string(r->pool, value);
   return h->key.data != nullptr && h->value.data != nullptr;
