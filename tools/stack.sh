@@ -15,7 +15,10 @@ cmd=${1:?up|down|reload|status} dir=${2:?stack dir}
 repo=$(cd "$(dirname "$0")/.." && pwd)
 build=${MR_BUILD_DIR:-$repo/build}
 mkdir -p "$dir"; dir=$(cd "$dir" && pwd)
+# Ports chosen at `up` are kept, so reload/down/status need no environment.
+[ -f "$dir/ports" ] && [ "$cmd" != up ] && source "$dir/ports"
 port=${MR_PORT:-8080} pg_port=${MR_PG_PORT:-55432} redis_port=${MR_REDIS_PORT:-56379}
+[ "$cmd" = up ] && printf 'MR_PORT=%s\nMR_PG_PORT=%s\nMR_REDIS_PORT=%s\n' "$port" "$pg_port" "$redis_port" > "$dir/ports"
 env_name=${MR_ENVIRONMENT:-sandbox}
 pgbin=/usr/lib/postgresql/15/bin
 dsn="host=127.0.0.1 hostaddr=127.0.0.1 port=$pg_port dbname=mr user=postgres gssencmode=disable sslmode=disable"

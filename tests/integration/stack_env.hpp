@@ -16,6 +16,11 @@
 
 namespace mr::test {
 
+using mr::HttpResponse;
+using mr::MrClient;
+using mr::parse_json;
+using mr::read_env_file;
+
 inline const std::map<std::string, std::string>& stack_env() {
   static const std::map<std::string, std::string> env = [] {
     const char* path = std::getenv("MR_TEST_ENV");
@@ -71,7 +76,7 @@ inline std::string unique(const std::string& prefix) {
                  r_.body.c_str(), want_code);                                                    \
     cr_expect(mr::test::header(r_, "content-type").starts_with("application/json"),              \
               "content-type %s", mr::test::header(r_, "content-type").c_str());                  \
-    rapidjson::Document d_ = mr::test::parse_json(r_.body);                                      \
+    rapidjson::Document d_ = mr::parse_json(r_.body);                                      \
     const std::string rid_ = mr::test::header(r_, "x-request-id");                               \
     cr_expect(!rid_.empty(), "X-Request-Id missing");                                            \
     cr_expect(d_.IsObject() && d_.HasMember("ok") && d_["ok"].IsFalse(), "ok:false missing");    \

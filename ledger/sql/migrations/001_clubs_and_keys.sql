@@ -1,0 +1,38 @@
+-- Clubs (the spec's partners) and their API keys. Secrets are stored sealed
+-- with AES-256-GCM under the master key; the database never holds them clear.
+CREATE TABLE clubs (
+  club_id               bigserial PRIMARY KEY,
+  partner_ref           text NOT NULL UNIQUE,
+  name                  text NOT NULL,
+  earn_rate_bp          integer NOT NULL CHECK (earn_rate_bp BETWEEN 0 AND 1000000),
+  redemption_rate_minor bigint CHECK (redemption_rate_minor >= 0),
+  payout_currency       char(3),
+  currencies            text[] NOT NULL,
+  min_redemption_points bigint NOT NULL DEFAULT 1 CHECK (min_redemption_points >= 1),
+  funding_restricted    boolean NOT NULL DEFAULT false,
+  status                text NOT NULL DEFAULT 'active' CHECK (status IN ('active', 'suspended')),
+  created_at            timestamptz NOT NULL DEFAULT now(),
+  updated_at            timestamptz NOT NULL DEFAULT now()
+);
+
+CREATE TABLE api_keys (
+  key_id        text PRIMARY KEY,
+  club_id       bigint NOT NULL REFERENCES clubs,
+  environment   text NOT NULL CHECK (environment IN ('sandbox', 'production')),
+  secret_sealed bytea NOT NULL,
+  status        text NOT NULL DEFAULT 'active' CHECK (status IN ('active', 'revoked')),
+  created_at    timestamptz NOT NULL DEFAULT now(),
+  revoked_at    timestamptz
+);
+CREATE INDEX api_keys_active ON api_keys (club_id, environment) WHERE status = 'active';
+
+-- The operator's view of a club (mrctl club show); later migrations extend it.
+CREATE FUNCTION mr_club_json(p_club_id bigint) RETURNS jsonb LANGUAGE sql STABLE AS $$
+  SELECT jsonb_build_object(
+    'clubId', c.club_id::text, 'partnerRef', c.partner_ref, 'name', c.name,
+    'earnRateBasisPoints', c.earn_rate_bp, 'redemptionRateMinorPerPoint', c.redemption_rate_minor,
+    'payoutCurrency', c.payout_currency, 'currencies', to_jsonb(c.currencies),
+    'minRedemptionPoints', c.min_redemption_points, 'fundingRestricted', c.funding_restricted,
+    'status', c.status)
+  FROM clubs c WHERE c.club_id = p_club_id
+$$;

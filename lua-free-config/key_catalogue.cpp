@@ -1,0 +1,44 @@
+#include "lua-free-config/key_catalogue.hpp"
+
+#include "lua-free-config/pg.hpp"
+
+namespace mr {
+
+const KeyEntry* KeyCatalogue::find(std::string_view key_id) const {
+  auto it = keys_.find(key_id);
+  return it == keys_.end() ? nullptr : &it->second;
+}
+
+void KeyCatalogue::add(KeyEntry entry) {
+  std::string id = entry.key_id;
+  keys_.insert_or_assign(std::move(id), std::move(entry));
+}
+
+std::optional<KeyCatalogue> load_key_catalogue(std::string_view dsn, const MasterKey& master,
+                                               std::string_view environment, std::string& err) {
+  auto conn = pg::connect(std::string(dsn) + " connect_timeout=5", err);
+  if (!conn) return std::nullopt;
+  auto r = pg::exec(conn.get(),
+                    "SELECT k.key_id, k.secret_sealed, k.club_id, c.partner_ref "
+                    "FROM api_keys k JOIN clubs c USING (club_id) "
+                    "WHERE k.status = 'active' AND c.status = 'active' AND k.environment = $1",
+                    {std::string(environment)}, err);
+  if (!r) return std::nullopt;
+  KeyCatalogue catalogue;
+  for (int i = 0; i < PQntuples(r.get()); ++i) {
+    KeyEntry e;
+    e.key_id = pg::value(r.get(), i, 0);
+    auto secret = open(master, pg::unescape_bytea(r.get(), i, 1), e.key_id);
+    if (!secret) {
+      err = "the secret of key " + e.key_id + " does not open with this master key";
+      return std::nullopt;
+    }
+    e.secret = std::move(*secret);
+    e.club_id = std::stoll(pg::value(r.get(), i, 2));
+    e.partner_ref = pg::value(r.get(), i, 3);
+    catalogue.add(std::move(e));
+  }
+  return catalogue;
+}
+
+}  // namespace mr

@@ -1,0 +1,42 @@
+// The active API keys of one environment, with their clubs, read from
+// PostgreSQL by nginx's master at start and at every reload. Immutable
+// after load; a lookup per request is one hash probe.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "lua-free-config/secret_box.hpp"
+
+namespace mr {
+
+struct KeyEntry {
+  std::string key_id;
+  std::string secret;  // decrypted, as issued
+  std::int64_t club_id;
+  std::string partner_ref;
+};
+
+class KeyCatalogue {
+ public:
+  const KeyEntry* find(std::string_view key_id) const;
+  std::size_t size() const { return keys_.size(); }
+  void add(KeyEntry entry);
+
+ private:
+  struct Hash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  std::unordered_map<std::string, KeyEntry, Hash, std::equal_to<>> keys_;
+};
+
+// nullopt + err when the database cannot be read or a secret does not
+// open: nginx then refuses the new configuration and keeps the old one.
+std::optional<KeyCatalogue> load_key_catalogue(std::string_view dsn, const MasterKey& master,
+                                               std::string_view environment, std::string& err);
+
+}  // namespace mr

@@ -1,0 +1,35 @@
+// Blocking libpq with RAII, for the operator tool and for loading the key
+// catalogue in nginx's master (never on a worker's event loop).
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <libpq-fe.h>
+
+namespace mr::pg {
+
+struct ConnFree {
+  void operator()(PGconn* c) const { PQfinish(c); }
+};
+struct ResultFree {
+  void operator()(PGresult* r) const { PQclear(r); }
+};
+using Conn = std::unique_ptr<PGconn, ConnFree>;
+using Result = std::unique_ptr<PGresult, ResultFree>;
+
+// nullptr and err set when the connection fails.
+Conn connect(std::string_view dsn, std::string& err);
+
+// Runs one statement with text parameters (nullopt = NULL); binary params
+// for bytea when `binary` lists their positions. nullptr + err on failure.
+Result exec(PGconn* conn, std::string_view sql, const std::vector<std::optional<std::string>>& params,
+            std::string& err, const std::vector<int>& binary = {});
+
+std::string value(const PGresult* r, int row, int col);
+std::string unescape_bytea(const PGresult* r, int row, int col);
+
+}  // namespace mr::pg

@@ -1,0 +1,126 @@
+#include "lua-free-config/secret_box.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <memory>
+
+#include <openssl/evp.h>
+#include <openssl/rand.h>
+
+namespace mr {
+namespace {
+
+constexpr std::size_t kNonce = 12, kTag = 16;
+
+struct FdCloser {
+  int fd;
+  ~FdCloser() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+struct CipherFree {
+  void operator()(EVP_CIPHER_CTX* c) const { EVP_CIPHER_CTX_free(c); }
+};
+using Cipher = std::unique_ptr<EVP_CIPHER_CTX, CipherFree>;
+
+const unsigned char* u(std::string_view s) { return reinterpret_cast<const unsigned char*>(s.data()); }
+
+}  // namespace
+
+std::optional<MasterKey> load_master_key(std::string_view path, std::string& err) {
+  const std::string p(path);
+  FdCloser f{::open(p.c_str(), O_RDONLY | O_CLOEXEC)};
+  if (f.fd < 0) {
+    err = p + ": " + std::strerror(errno);
+    return std::nullopt;
+  }
+  MasterKey key;
+  unsigned char extra;
+  const ssize_t n = ::read(f.fd, key.bytes.data(), key.bytes.size());
+  if (n != static_cast<ssize_t>(key.bytes.size()) || ::read(f.fd, &extra, 1) != 0) {
+    err = p + ": a master key file holds exactly 32 bytes";
+    return std::nullopt;
+  }
+  return key;
+}
+
+bool create_master_key_file(std::string_view path, std::string& err) {
+  MasterKey key;
+  if (RAND_bytes(key.bytes.data(), static_cast<int>(key.bytes.size())) != 1) {
+    err = "no random bytes";
+    return false;
+  }
+  const std::string p(path);
+  FdCloser f{::open(p.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600)};
+  if (f.fd < 0) {
+    err = p + ": " + std::strerror(errno);
+    return false;
+  }
+  if (::write(f.fd, key.bytes.data(), key.bytes.size()) != static_cast<ssize_t>(key.bytes.size())) {
+    err = p + ": " + std::strerror(errno);
+    return false;
+  }
+  return true;
+}
+
+std::string seal(const MasterKey& key, std::string_view plaintext, std::string_view aad) {
+  std::string out(kNonce + plaintext.size() + kTag, '\0');
+  auto* o = reinterpret_cast<unsigned char*>(out.data());
+  if (RAND_bytes(o, kNonce) != 1) return {};
+  Cipher ctx(EVP_CIPHER_CTX_new());
+  int len = 0;
+  if (!ctx || EVP_EncryptInit_ex(ctx.get(), EVP_aes_256_gcm(), nullptr, key.bytes.data(), o) != 1 ||
+      EVP_EncryptUpdate(ctx.get(), nullptr, &len, u(aad), static_cast<int>(aad.size())) != 1 ||
+      EVP_EncryptUpdate(ctx.get(), o + kNonce, &len, u(plaintext), static_cast<int>(plaintext.size())) != 1 ||
+      EVP_EncryptFinal_ex(ctx.get(), o + kNonce + len, &len) != 1 ||
+      EVP_CIPHER_CTX_ctrl(ctx.get(), EVP_CTRL_GCM_GET_TAG, kTag, o + kNonce + plaintext.size()) != 1) {
+    return {};
+  }
+  return out;
+}
+
+std::optional<std::string> open(const MasterKey& key, std::string_view sealed, std::string_view aad) {
+  if (sealed.size() < kNonce + kTag) return std::nullopt;
+  const std::size_t n = sealed.size() - kNonce - kTag;
+  std::string out(n, '\0');
+  Cipher ctx(EVP_CIPHER_CTX_new());
+  int len = 0;
+  std::array<unsigned char, kTag> tag;
+  std::memcpy(tag.data(), sealed.data() + kNonce + n, kTag);
+  if (!ctx || EVP_DecryptInit_ex(ctx.get(), EVP_aes_256_gcm(), nullptr, key.bytes.data(), u(sealed)) != 1 ||
+      EVP_DecryptUpdate(ctx.get(), nullptr, &len, u(aad), static_cast<int>(aad.size())) != 1 ||
+      EVP_DecryptUpdate(ctx.get(), reinterpret_cast<unsigned char*>(out.data()), &len, u(sealed) + kNonce,
+                        static_cast<int>(n)) != 1 ||
+      EVP_CIPHER_CTX_ctrl(ctx.get(), EVP_CTRL_GCM_SET_TAG, kTag, tag.data()) != 1 ||
+      EVP_DecryptFinal_ex(ctx.get(), reinterpret_cast<unsigned char*>(out.data()) + len, &len) != 1) {
+    return std::nullopt;
+  }
+  return out;
+}
+
+std::string random_base64url(std::size_t bytes) {
+  std::string raw(bytes, '\0');
+  RAND_bytes(reinterpret_cast<unsigned char*>(raw.data()), static_cast<int>(bytes));
+  std::string b64(4 * ((bytes + 2) / 3) + 1, '\0');
+  const int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(b64.data()), u(raw), static_cast<int>(bytes));
+  b64.resize(static_cast<std::size_t>(n));
+  while (!b64.empty() && b64.back() == '=') b64.pop_back();
+  for (char& c : b64) {
+    if (c == '+') c = '-';
+    if (c == '/') c = '_';
+  }
+  return b64;
+}
+
+std::string new_key_id(std::string_view environment) {
+  return std::string(environment == "production" ? "mrk_prd_" : "mrk_sbx_") + random_base64url(18);
+}
+
+std::string new_secret() { return random_base64url(32); }
+
+}  // namespace mr

@@ -1,0 +1,29 @@
+// Secrets at rest: AES-256-GCM under a 32-byte master key kept in a file of
+// mode 0600, so a database dump alone does not reveal any API key secret.
+// Also the shapes of key ids and secrets as issued.
+#pragma once
+
+#include <array>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace mr {
+
+struct MasterKey {
+  std::array<unsigned char, 32> bytes{};
+};
+
+std::optional<MasterKey> load_master_key(std::string_view path, std::string& err);
+bool create_master_key_file(std::string_view path, std::string& err);
+
+// nonce(12) || ciphertext || tag(16); the AAD (the key id) binds a sealed
+// secret to its row.
+std::string seal(const MasterKey& key, std::string_view plaintext, std::string_view aad);
+std::optional<std::string> open(const MasterKey& key, std::string_view sealed, std::string_view aad);
+
+std::string random_base64url(std::size_t bytes);
+std::string new_key_id(std::string_view environment);  // mrk_sbx_... / mrk_prd_...
+std::string new_secret();                              // 32 random bytes, base64url
+
+}  // namespace mr

@@ -1,0 +1,215 @@
+#include "modules/auth/auth_core.hpp"
+
+#include <array>
+#include <cctype>
+#include <cstring>
+
+#include <openssl/core_names.h>
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+
+namespace mr::auth {
+namespace {
+
+std::string to_hex(const unsigned char* data, std::size_t len) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out(len * 2, '0');
+  for (std::size_t i = 0; i < len; ++i) {
+    out[2 * i] = kHex[data[i] >> 4];
+    out[2 * i + 1] = kHex[data[i] & 0xf];
+  }
+  return out;
+}
+
+bool is_hex(char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; }
+
+// Parses exactly n digits at text[pos].
+std::optional<int> digits(std::string_view text, std::size_t pos, std::size_t n) {
+  if (pos + n > text.size()) return std::nullopt;
+  int v = 0;
+  for (std::size_t i = pos; i < pos + n; ++i) {
+    if (text[i] < '0' || text[i] > '9') return std::nullopt;
+    v = v * 10 + (text[i] - '0');
+  }
+  return v;
+}
+
+}  // namespace
+
+void Sha256::Free::operator()(void* ctx) const { EVP_MD_CTX_free(static_cast<EVP_MD_CTX*>(ctx)); }
+
+Sha256::Sha256() : ctx_(EVP_MD_CTX_new()) {
+  EVP_DigestInit_ex(static_cast<EVP_MD_CTX*>(ctx_.get()), EVP_sha256(), nullptr);
+}
+
+void Sha256::update(std::string_view data) {
+  EVP_DigestUpdate(static_cast<EVP_MD_CTX*>(ctx_.get()), data.data(), data.size());
+}
+
+std::string Sha256::hex_final() {
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  EVP_DigestFinal_ex(static_cast<EVP_MD_CTX*>(ctx_.get()), md, &len);
+  return to_hex(md, len);
+}
+
+std::string sha256_hex(std::string_view data) {
+  Sha256 h;
+  h.update(data);
+  return h.hex_final();
+}
+
+std::string canonical_string(std::string_view timestamp, std::string_view method,
+                             std::string_view path, std::string_view body_sha256_hex) {
+  std::string out;
+  out.reserve(timestamp.size() + method.size() + path.size() + body_sha256_hex.size() + 3);
+  out.append(timestamp).append("\n");
+  for (char c : method) out.push_back(static_cast<char>(std::toupper(static_cast<unsigned char>(c))));
+  out.append("\n").append(path).append("\n").append(body_sha256_hex);
+  return out;
+}
+
+std::string sign(std::string_view secret, std::string_view canonical) {
+  struct MacFree {
+    void operator()(EVP_MAC* m) const { EVP_MAC_free(m); }
+  };
+  struct CtxFree {
+    void operator()(EVP_MAC_CTX* c) const { EVP_MAC_CTX_free(c); }
+  };
+  std::unique_ptr<EVP_MAC, MacFree> mac(EVP_MAC_fetch(nullptr, "HMAC", nullptr));
+  if (!mac) return {};
+  std::unique_ptr<EVP_MAC_CTX, CtxFree> ctx(EVP_MAC_CTX_new(mac.get()));
+  char digest[] = "SHA256";
+  OSSL_PARAM params[] = {OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest, 0),
+                         OSSL_PARAM_construct_end()};
+  if (!ctx || EVP_MAC_init(ctx.get(), reinterpret_cast<const unsigned char*>(secret.data()),
+                           secret.size(), params) != 1 ||
+      EVP_MAC_update(ctx.get(), reinterpret_cast<const unsigned char*>(canonical.data()),
+                     canonical.size()) != 1) {
+    return {};
+  }
+  unsigned char out[EVP_MAX_MD_SIZE];
+  std::size_t len = 0;
+  if (EVP_MAC_final(ctx.get(), out, &len, sizeof(out)) != 1) return {};
+  return "v1=" + to_hex(out, len);
+}
+
+bool signature_well_formed(std::string_view header) {
+  if (header.size() != 67 || !header.starts_with("v1=")) return false;
+  for (char c : header.substr(3)) {
+    if (!is_hex(c)) return false;
+  }
+  return true;
+}
+
+bool signature_matches(std::string_view secret, std::string_view canonical, std::string_view header) {
+  if (!signature_well_formed(header)) return false;
+  const std::string expected = sign(secret, canonical);
+  if (expected.size() != header.size()) return false;
+  std::string given(header);
+  for (char& c : given) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return CRYPTO_memcmp(expected.data(), given.data(), expected.size()) == 0;
+}
+
+std::optional<Timestamp> parse_timestamp(std::string_view t) {
+  // YYYY-MM-DDTHH:MM:SS
+  if (t.size() < 20 || t[4] != '-' || t[7] != '-' || t[10] != 'T' || t[13] != ':' || t[16] != ':') {
+    return std::nullopt;
+  }
+  auto year = digits(t, 0, 4), month = digits(t, 5, 2), day = digits(t, 8, 2);
+  auto hour = digits(t, 11, 2), minute = digits(t, 14, 2), second = digits(t, 17, 2);
+  if (!year || !month || !day || !hour || !minute || !second) return std::nullopt;
+  if (*hour > 23 || *minute > 59 || *second > 59) return std::nullopt;
+  const std::chrono::year_month_day ymd{std::chrono::year{*year},
+                                        std::chrono::month{static_cast<unsigned>(*month)},
+                                        std::chrono::day{static_cast<unsigned>(*day)}};
+  if (!ymd.ok()) return std::nullopt;
+  std::size_t pos = 19;
+  std::int64_t nanos = 0;
+  if (pos < t.size() && t[pos] == '.') {
+    std::size_t n = 0;
+    ++pos;
+    while (pos < t.size() && t[pos] >= '0' && t[pos] <= '9') {
+      if (++n > 9) return std::nullopt;
+      nanos = nanos * 10 + (t[pos] - '0');
+      ++pos;
+    }
+    if (n == 0) return std::nullopt;
+    for (std::size_t i = n; i < 9; ++i) nanos *= 10;
+  }
+  const std::string_view zone = t.substr(pos);
+  if (zone != "Z" && zone != "+00:00") return std::nullopt;
+  using namespace std::chrono;
+  return sys_days{ymd} + hours{*hour} + minutes{*minute} + seconds{*second} + nanoseconds{nanos};
+}
+
+std::string format_timestamp(std::chrono::system_clock::time_point t) {
+  using namespace std::chrono;
+  const auto secs = floor<seconds>(t);
+  const auto days = floor<std::chrono::days>(secs);
+  const year_month_day ymd{days};
+  const hh_mm_ss hms{secs - days};
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%04d-%02u-%02uT%02d:%02d:%02dZ", static_cast<int>(ymd.year()),
+                static_cast<unsigned>(ymd.month()), static_cast<unsigned>(ymd.day()),
+                static_cast<int>(hms.hours().count()), static_cast<int>(hms.minutes().count()),
+                static_cast<int>(hms.seconds().count()));
+  return buf;
+}
+
+bool idempotency_key_valid(std::string_view key) {
+  if (key.empty() || key.size() > 255) return false;
+  for (char c : key) {
+    if (c < 0x21 || c > 0x7e) return false;
+  }
+  return true;
+}
+
+bool is_json_content_type(std::string_view value) {
+  std::string_view media = value.substr(0, value.find(';'));
+  while (!media.empty() && (media.back() == ' ' || media.back() == '\t')) media.remove_suffix(1);
+  while (!media.empty() && (media.front() == ' ' || media.front() == '\t')) media.remove_prefix(1);
+  constexpr std::string_view kJson = "application/json";
+  if (media.size() != kJson.size()) return false;
+  for (std::size_t i = 0; i < media.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(media[i])) != kJson[i]) return false;
+  }
+  return true;
+}
+
+Verdict check_request(const RequestFacts& f, const KeyLookup& lookup,
+                      std::chrono::system_clock::time_point now, std::chrono::seconds window) {
+  const auto fail = [](ErrorCode code, std::string message) {
+    return Verdict{code, std::move(message), std::nullopt};
+  };
+  if (!f.key_id || f.key_id->empty()) return fail(ErrorCode::unauthorized, "X-MR-Key-Id is missing.");
+  const std::optional<KeyView> key = lookup(*f.key_id);
+  if (!key) {
+    return fail(ErrorCode::unauthorized, "X-MR-Key-Id names no active key of this environment.");
+  }
+  if (!f.timestamp) return fail(ErrorCode::invalid_request, "X-MR-Timestamp is missing.");
+  if (!f.signature) return fail(ErrorCode::invalid_request, "X-MR-Signature is missing.");
+  const auto ts = parse_timestamp(*f.timestamp);
+  if (!ts) {
+    return fail(ErrorCode::invalid_request, "X-MR-Timestamp must be RFC 3339 in UTC, e.g. 2026-11-22T10:00:00Z.");
+  }
+  if (f.method == "POST") {
+    if (!f.idempotency_key) return fail(ErrorCode::invalid_request, "X-MR-Idempotency-Key is missing.");
+    if (!idempotency_key_valid(*f.idempotency_key)) {
+      return fail(ErrorCode::invalid_request, "X-MR-Idempotency-Key must be 1 to 255 visible ASCII characters.");
+    }
+    if (!f.content_type || !is_json_content_type(*f.content_type)) {
+      return fail(ErrorCode::invalid_request, "Content-Type must be application/json.");
+    }
+  }
+  const auto skew = std::chrono::abs(std::chrono::time_point_cast<std::chrono::nanoseconds>(now) - *ts);
+  if (skew > window) return fail(ErrorCode::stale_timestamp, "X-MR-Timestamp is more than 300 s from server time.");
+  const std::string canonical = canonical_string(*f.timestamp, f.method, f.path, f.body_sha256_hex);
+  if (!signature_matches(key->secret, canonical, *f.signature)) {
+    return fail(ErrorCode::invalid_signature,
+                "X-MR-Signature does not match; sign exactly the timestamp, method, path and body sent.");
+  }
+  return Verdict{std::nullopt, {}, key};
+}
+
+}  // namespace mr::auth

@@ -1,0 +1,76 @@
+// The nginx-free rules of the auth edge (contract section 2): canonical
+// string, HMAC-SHA256 signature, RFC 3339 timestamps and the order of
+// checks. The module, mr-sign and the tests all use this one copy.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "ledger/errors.hpp"
+
+namespace mr::auth {
+
+// Streaming SHA-256 over OpenSSL's EVP interface.
+class Sha256 {
+ public:
+  Sha256();
+  void update(std::string_view data);
+  std::string hex_final();  // lower-case hex
+
+ private:
+  struct Free {
+    void operator()(void* ctx) const;
+  };
+  std::unique_ptr<void, Free> ctx_;
+};
+
+std::string sha256_hex(std::string_view data);
+
+// timestamp \n METHOD \n path \n body_sha256_hex
+std::string canonical_string(std::string_view timestamp, std::string_view method,
+                             std::string_view path, std::string_view body_sha256_hex);
+
+// "v1=" + lower-case hex HMAC-SHA256 keyed with the secret's bytes.
+std::string sign(std::string_view secret, std::string_view canonical);
+bool signature_well_formed(std::string_view header);  // v1= + 64 hex, either case
+bool signature_matches(std::string_view secret, std::string_view canonical, std::string_view header);
+
+using Timestamp = std::chrono::sys_time<std::chrono::nanoseconds>;
+// RFC 3339 in UTC: YYYY-MM-DDTHH:MM:SS[.1-9 digits](Z|+00:00).
+std::optional<Timestamp> parse_timestamp(std::string_view text);
+std::string format_timestamp(std::chrono::system_clock::time_point t);  // ...T..:..:..Z
+
+bool idempotency_key_valid(std::string_view key);  // 1..255 visible ASCII
+bool is_json_content_type(std::string_view value);
+
+struct KeyView {
+  std::string_view secret;
+  std::int64_t club_id;
+  std::string_view partner_ref;
+};
+using KeyLookup = std::function<std::optional<KeyView>(std::string_view key_id)>;
+
+struct RequestFacts {
+  std::string_view method;
+  std::string_view path;  // as on the request line, without the query
+  std::optional<std::string_view> key_id, timestamp, signature, idempotency_key, content_type;
+  std::string_view body_sha256_hex;
+};
+
+struct Verdict {
+  std::optional<ErrorCode> error;
+  std::string message;
+  std::optional<KeyView> key;
+};
+
+// First failure wins: key -> headers -> window -> signature.
+Verdict check_request(const RequestFacts& facts, const KeyLookup& lookup,
+                      std::chrono::system_clock::time_point now,
+                      std::chrono::seconds window = std::chrono::seconds(300));
+
+}  // namespace mr::auth

@@ -1,0 +1,149 @@
+// mrctl: the operator's tool over libpq. `mrctl help` lists the commands.
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+
+#include "tools/mrctl/command.hpp"
+
+namespace mr::ctl {
+
+std::vector<Command>& registry() {
+  static std::vector<Command> commands;
+  return commands;
+}
+
+std::optional<std::string> Context::opt(const std::string& name) const {
+  auto it = options_.find(name);
+  if (it == options_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::string Context::required(const std::string& name) const {
+  auto v = opt(name);
+  if (!v || v->empty()) throw Failure{"--" + name + " is required", 2};
+  return *v;
+}
+
+std::int64_t Context::integer(const std::string& name, std::int64_t min, std::int64_t max) const {
+  const std::string v = required(name);
+  std::size_t used = 0;
+  std::int64_t n = 0;
+  try {
+    n = std::stoll(v, &used);
+  } catch (...) {
+    used = 0;
+  }
+  if (used != v.size() || v.empty() || n < min || n > max) {
+    throw Failure{"--" + name + " must be an integer from " + std::to_string(min) + " to " +
+                      std::to_string(max),
+                  2};
+  }
+  return n;
+}
+
+PGconn* Context::db() {
+  if (!conn_) {
+    auto dsn = opt("dsn");
+    if (!dsn) {
+      const char* env = std::getenv("MR_DSN");
+      if (env == nullptr) throw Failure{"no database: give --dsn or set MR_DSN", 2};
+      dsn = env;
+    }
+    std::string err;
+    conn_ = pg::connect(*dsn, err);
+    if (!conn_) throw Failure{"cannot connect to the database: " + err};
+  }
+  return conn_.get();
+}
+
+const MasterKey& Context::master_key() {
+  if (!master_) {
+    auto path = opt("master-key");
+    if (!path) {
+      const char* env = std::getenv("MR_MASTER_KEY_FILE");
+      if (env == nullptr) throw Failure{"no master key: give --master-key or set MR_MASTER_KEY_FILE", 2};
+      path = env;
+    }
+    std::string err;
+    master_ = load_master_key(*path, err);
+    if (!master_) throw Failure{"master key: " + err};
+  }
+  return *master_;
+}
+
+pg::Result Context::exec(std::string_view sql, const std::vector<std::optional<std::string>>& params,
+                         const std::vector<int>& binary) {
+  std::string err;
+  auto r = pg::exec(db(), sql, params, err, binary);
+  if (!r) {
+    // Raised by our own SQL with a message meant for the operator.
+    const auto pos = err.find("ERROR:  ");
+    throw Failure{pos == std::string::npos ? err : err.substr(pos + 8)};
+  }
+  return r;
+}
+
+void print_json_result(const PGresult* r) {
+  if (PQntuples(r) > 0) std::cout << pg::value(r, 0, 0) << "\n";
+}
+
+void check_ref(const std::string& ref) {
+  if (ref.empty() || ref.size() > 128) throw Failure{"--ref must be 1 to 128 characters", 2};
+  for (char c : ref) {
+    if (c < 0x20 || c > 0x7e) throw Failure{"--ref must be printable ASCII", 2};
+  }
+}
+
+void check_currency(const std::string& cur) {
+  if (cur.size() != 3 || !std::all_of(cur.begin(), cur.end(), [](char c) { return c >= 'A' && c <= 'Z'; })) {
+    throw Failure{"currency \"" + cur + "\" is not three upper-case letters", 2};
+  }
+}
+
+}  // namespace mr::ctl
+
+namespace {
+
+void usage() {
+  std::cerr << "usage: mrctl <command> [--flag value ...]  (--dsn, --master-key or MR_DSN, "
+               "MR_MASTER_KEY_FILE)\ncommands:\n";
+  for (const auto& c : mr::ctl::registry()) std::cerr << "  " << c.words << " " << c.usage << "\n";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> words;
+  std::map<std::string, std::string> options;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a.starts_with("--")) {
+      if (i + 1 >= argc) {
+        std::cerr << "mrctl: " << a << " needs a value\n";
+        return 2;
+      }
+      options[a.substr(2)] = argv[++i];
+    } else {
+      words.push_back(a);
+    }
+  }
+  std::string joined;
+  for (const auto& w : words) joined += (joined.empty() ? "" : " ") + w;
+  for (const auto& c : mr::ctl::registry()) {
+    if (c.words != joined) continue;
+    try {
+      mr::ctl::Context ctx(std::move(options));
+      return c.run(ctx);
+    } catch (const mr::ctl::Failure& f) {
+      std::cerr << "mrctl: " << f.message << "\n";
+      return f.exit_code;
+    } catch (const std::exception& e) {
+      std::cerr << "mrctl: " << e.what() << "\n";
+      return 1;
+    }
+  }
+  if (!joined.empty() && joined != "help") std::cerr << "mrctl: unknown command \"" << joined << "\"\n";
+  usage();
+  return joined == "help" ? 0 : 2;
+}
