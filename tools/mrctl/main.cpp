@@ -53,6 +53,7 @@ PGconn* Context::db() {
     std::string err;
     conn_ = pg::connect(*dsn, err);
     if (!conn_) throw Failure{"cannot connect to the database: " + err};
+    PQclear(PQexec(conn_.get(), "SET client_min_messages TO warning"));
   }
   return conn_.get();
 }

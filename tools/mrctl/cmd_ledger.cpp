@@ -1,0 +1,56 @@
+// mrctl pool topup, member adjust, audit and idempotency prune: the
+// ledger's operator commands, each one server-side function (ledger/sql).
+#include <iostream>
+
+#include "tools/mrctl/command.hpp"
+
+namespace mr::ctl {
+namespace {
+
+int pool_topup(Context& ctx) {
+  auto r = ctx.exec("SELECT mr_pool_topup($1, $2::bigint)",
+                    {ctx.required("ref"), std::to_string(ctx.integer("points", 1, 1000000000000000000))});
+  print_json_result(r.get());
+  return 0;
+}
+
+int member_adjust(Context& ctx) {
+  const std::int64_t limit = 1000000000000000;
+  const std::int64_t points = ctx.integer("points", -limit, limit);
+  if (points == 0) throw Failure{"--points must not be 0", 2};
+  auto r = ctx.exec("SELECT mr_adjust($1, $2, $3::bigint, $4)",
+                    {ctx.required("ref"), ctx.required("member"), std::to_string(points), ctx.required("reason")});
+  print_json_result(r.get());
+  return 0;
+}
+
+int audit(Context& ctx) {
+  auto r = ctx.exec("SELECT * FROM mr_audit()");
+  const int problems = PQntuples(r.get());
+  for (int i = 0; i < problems; ++i) std::cerr << "mrctl audit: " << pg::value(r.get(), i, 0) << "\n";
+  auto totals = ctx.exec(
+      "SELECT jsonb_build_object('ok', $1::int = 0, 'differences', $1::int, "
+      "'clubs', (SELECT count(*) FROM clubs), 'members', (SELECT count(*) FROM members), "
+      "'entries', (SELECT count(*) FROM ledger_entries))",
+      {std::to_string(problems)});
+  print_json_result(totals.get());
+  return problems == 0 ? 0 : 1;
+}
+
+int idempotency_prune(Context& ctx) {
+  const std::string days = ctx.has("days") ? std::to_string(ctx.integer("days", 1, 3650)) : "30";
+  auto r = ctx.exec(
+      "WITH gone AS (DELETE FROM idempotency_records WHERE created_at < now() - $1::int * interval '1 day' "
+      "RETURNING 1) SELECT jsonb_build_object('pruned', count(*)) FROM gone",
+      {days});
+  print_json_result(r.get());
+  return 0;
+}
+
+Register r1("pool topup", "--ref REF --points N", pool_topup);
+Register r2("member adjust", "--ref REF --member ID --points N --reason TEXT", member_adjust);
+Register r3("audit", "", audit);
+Register r4("idempotency prune", "[--days 30]", idempotency_prune);
+
+}  // namespace
+}  // namespace mr::ctl
