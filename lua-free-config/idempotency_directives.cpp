@@ -37,7 +37,9 @@ char* mr_idempotency_init_main_conf(ngx_conf_t* cf, void* conf) {
   ngx_conf_init_msec_value(mcf->command_timeout, 200);
   ngx_conf_init_msec_value(mcf->ttl, 24 * 3600 * 1000);
   ngx_conf_init_msec_value(mcf->lock_ttl, 60 * 1000);
-  if (mcf->redis.len == 0) ngx_str_set(&mcf->redis, "127.0.0.1:6379");
+  if (mcf->redis.len == 0) {
+    ngx_str_set(&mcf->redis, "127.0.0.1:6379");  // two statements: braces needed
+  }
   // An address, never a name: hiredis would resolve it blocking.
   u_char* colon = static_cast<u_char*>(ngx_strlchr(mcf->redis.data, mcf->redis.data + mcf->redis.len, ':'));
   if (colon == nullptr) {

@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "ledger/errors.hpp"
+#include "ledger/timestamps.hpp"
 
 namespace mr::auth {
 
@@ -40,7 +41,7 @@ std::string sign(std::string_view secret, std::string_view canonical);
 bool signature_well_formed(std::string_view header);  // v1= + 64 hex, either case
 bool signature_matches(std::string_view secret, std::string_view canonical, std::string_view header);
 
-using Timestamp = std::chrono::sys_time<std::chrono::nanoseconds>;
+using mr::Timestamp;
 // RFC 3339 in UTC: YYYY-MM-DDTHH:MM:SS[.1-9 digits](Z|+00:00).
 std::optional<Timestamp> parse_timestamp(std::string_view text);
 std::string format_timestamp(std::chrono::system_clock::time_point t);  // ...T..:..:..Z

@@ -1,0 +1,58 @@
+// What the nginx glue sees of the ledger: a request that passed the edge
+// becomes either an immediate response or ONE statement whose single
+// jsonb result the domain renders. Never throws.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+namespace mr::ledger {
+
+struct Request {
+  std::string_view method;
+  std::string_view path;   // raw, without the query
+  std::string_view query;  // raw, without '?'
+  std::string_view body;
+  std::int64_t club_id = 0;
+  std::string_view partner_ref;  // the key's club
+  std::string_view request_id;
+  std::string_view idempotency_key;  // POST
+  std::string_view fingerprint;      // POST: SHA-256 of method, path, body
+};
+
+struct Response {
+  int status = 500;
+  std::string body;
+  bool replayed = false;  // answered from a kept idempotency record
+};
+
+struct Query {
+  std::string sql;
+  std::vector<std::optional<std::string>> params;  // $1.. as text
+};
+
+class ResultView {
+ public:
+  virtual ~ResultView() = default;
+  virtual int rows() const = 0;
+  virtual bool is_null(int row, int col) const = 0;
+  virtual std::string_view value(int row, int col) const = 0;
+};
+
+class Pending {
+ public:
+  virtual ~Pending() = default;
+  virtual const Query& query() const = 0;
+  virtual Response render(const ResultView& result, std::string_view request_id) const = 0;
+};
+
+using Prepared = std::variant<Response, std::unique_ptr<Pending>>;
+
+Prepared prepare(const Request& request) noexcept;
+
+}  // namespace mr::ledger

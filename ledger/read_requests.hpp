@@ -1,0 +1,28 @@
+// Path parameters and the history endpoints' query string (contract 6).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+
+#include "ledger/errors.hpp"
+
+namespace mr::ledger {
+
+// Percent-decodes a path segment and checks it as an identifier (1..128
+// bytes of printable ASCII); nullopt when either fails.
+std::optional<std::string> path_identifier(std::string_view segment);
+
+struct HistoryQuery {
+  std::string filter = "all";
+  int limit = 50;
+  std::optional<std::int64_t> before;
+};
+
+// filter (points only), limit (default 50, capped at 100, below 1 or not an
+// integer: invalid_request), before (non-negative integer ms).
+std::variant<Error, HistoryQuery> parse_history_query(std::string_view query, bool with_filter);
+
+}  // namespace mr::ledger

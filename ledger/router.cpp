@@ -1,0 +1,133 @@
+// Routes a request that passed the edge (contract section 1): an unknown
+// path is not_found, a known path with another method method_not_allowed.
+#include <array>
+#include <string>
+#include <vector>
+
+#include "ledger/api.hpp"
+#include "ledger/read_requests.hpp"
+#include "ledger/result_render.hpp"
+#include "ledger/write_requests.hpp"
+
+namespace mr::ledger {
+namespace {
+
+class StatementPending final : public Pending {
+ public:
+  explicit StatementPending(Query q) : query_(std::move(q)) {}
+  const Query& query() const override { return query_; }
+  Response render(const ResultView& result, std::string_view request_id) const override {
+    if (result.rows() != 1 || result.is_null(0, 0)) {
+      return Response{500, render_error(ErrorCode::internal_error, "", request_id), false};
+    }
+    return render_result(result.value(0, 0), request_id);
+  }
+
+ private:
+  Query query_;
+};
+
+Prepared statement(std::string sql, std::vector<std::optional<std::string>> params) {
+  return std::make_unique<StatementPending>(Query{std::move(sql), std::move(params)});
+}
+
+Response fail(const Request& r, const Error& e) {
+  return Response{http_status(e.code), render_error(e, r.request_id), false};
+}
+
+Response fail(const Request& r, ErrorCode code, std::string_view message = {}) {
+  return Response{http_status(code), render_error(code, message, r.request_id), false};
+}
+
+std::vector<std::string_view> segments(std::string_view path) {
+  std::vector<std::string_view> out;
+  while (!path.empty()) {
+    const auto slash = path.find('/');
+    out.push_back(path.substr(0, slash));
+    if (slash == std::string_view::npos) break;
+    path = path.substr(slash + 1);
+  }
+  return out;
+}
+
+Prepared write(const Request& r, Parsed parsed) {
+  if (auto* e = std::get_if<Error>(&parsed)) return fail(r, *e);
+  auto& cmd = std::get<WriteCommand>(parsed);
+  return statement("SELECT mr_write($1, $2::bigint, $3, $4, $5, $6, $7::jsonb)",
+                   {cmd.op, std::to_string(r.club_id), std::string(r.partner_ref), std::string(r.idempotency_key),
+                    std::string(r.fingerprint), std::string(r.request_id), std::move(cmd.cmd_json)});
+}
+
+Prepared member_read(const Request& r, const std::string& member, std::string_view what) {
+  const bool points = what == "points";
+  std::optional<std::string> before;
+  HistoryQuery q;
+  if (what != "balance") {
+    auto parsed = parse_history_query(r.query, points);
+    if (auto* e = std::get_if<Error>(&parsed)) return fail(r, *e);
+    q = std::get<HistoryQuery>(parsed);
+    if (q.before) before = std::to_string(*q.before);
+  }
+  const std::string club = std::to_string(r.club_id), rid(r.request_id);
+  if (what == "balance") return statement("SELECT mr_balance($1::bigint, $2, $3)", {club, member, rid});
+  if (points) {
+    return statement("SELECT mr_points($1::bigint, $2, $3, $4::int, $5::bigint, $6)",
+                     {club, member, q.filter, std::to_string(q.limit), before, rid});
+  }
+  return statement("SELECT mr_transactions($1::bigint, $2, $3::int, $4::bigint, $5)",
+                   {club, member, std::to_string(q.limit), before, rid});
+}
+
+Prepared route(const Request& r) {
+  const auto parts = segments(r.path);  // "", "api", "v1", ...
+  if (parts.size() < 4 || parts[0] != "" || parts[1] != "api" || parts[2] != "v1") {
+    return fail(r, ErrorCode::not_found);
+  }
+  const std::string_view resource = parts[3];
+  const bool get = r.method == "GET", post = r.method == "POST";
+  const auto only = [&](bool allowed, auto&& handle) -> Prepared {
+    if (!allowed) return fail(r, ErrorCode::method_not_allowed);
+    return handle();
+  };
+  const auto later = [&] { return Prepared{fail(r, ErrorCode::not_implemented)}; };
+
+  if (resource == "members" && parts.size() == 4) {
+    return only(post, [&] { return write(r, parse_member(r.body)); });
+  }
+  if (resource == "transactions" && parts.size() == 5 && parts[4] == "settled") {
+    return only(post, [&] { return write(r, parse_settlement(r.body)); });
+  }
+  if (resource == "transactions" && parts.size() == 5 && parts[4] == "reversed") {
+    return only(post, [&] { return write(r, parse_reversal(r.body)); });
+  }
+  if (resource == "members" && parts.size() == 6) {
+    const std::string_view what = parts[5];
+    if (what == "balance" || what == "points" || what == "transactions") {
+      return only(get, [&]() -> Prepared {
+        auto member = path_identifier(parts[4]);
+        if (!member) {
+          return fail(r, Error{ErrorCode::invalid_request, "Invalid member id in the path.",
+                               {{"externalMemberId", "must be 1 to 128 printable ASCII characters"}}});
+        }
+        return member_read(r, *member, what);
+      });
+    }
+    if (what == "close") return only(post, later);  // redemptions issue
+  }
+  if (resource == "redemptions" && parts.size() == 4) return only(post, later);
+  if (resource == "redemptions" && parts.size() == 5) return only(get, later);
+  return fail(r, ErrorCode::not_found);
+}
+
+}  // namespace
+
+Prepared prepare(const Request& request) noexcept {
+  try {
+    return route(request);
+  } catch (...) {
+    return Response{500, "{\"ok\":false,\"error\":{\"code\":\"internal_error\",\"message\":\"Internal error.\"}}",
+                    false};
+  }
+}
+
+}  // namespace mr::ledger

@@ -1,0 +1,20 @@
+// RFC 3339 timestamps in UTC, the only form the API accepts: the edge's
+// X-MR-Timestamp and the bodies' occurredAt / settledAt alike.
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace mr {
+
+using Timestamp = std::chrono::sys_time<std::chrono::nanoseconds>;
+
+// YYYY-MM-DDTHH:MM:SS[.1-9 digits](Z|+00:00); nullopt for anything else.
+std::optional<Timestamp> parse_rfc3339_utc(std::string_view text);
+
+// YYYY-MM-DDTHH:MM:SSZ
+std::string format_rfc3339_utc(std::chrono::system_clock::time_point t);
+
+}  // namespace mr

@@ -1,0 +1,132 @@
+#include "ledger/write_requests.hpp"
+
+#include <functional>
+#include <optional>
+
+#include "ledger/json_fields.hpp"
+
+namespace mr::ledger {
+namespace {
+
+constexpr std::int64_t kMaxAmount = 1000000000000;  // 10^12 minor units
+constexpr std::size_t kMaxName = 200;
+
+using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
+
+void put(Writer& w, const char* key, const std::optional<std::string>& v) {
+  if (!v) return;
+  w.Key(key);
+  w.String(v->data(), static_cast<rapidjson::SizeType>(v->size()));
+}
+
+void put(Writer& w, const char* key, const std::optional<std::int64_t>& v) {
+  if (!v) return;
+  w.Key(key);
+  w.Int64(*v);
+}
+
+// Shared frame: parse, refuse clubId, read the fields, and either collect
+// the problems into invalid_request or write the command.
+Parsed build(std::string_view body, const char* op,
+             const std::function<void(const rapidjson::Document&, Fields&, Writer&)>& read) {
+  std::string why;
+  auto doc = parse_object(body, why);
+  if (!doc) return Error{ErrorCode::invalid_request, why, {}};
+  if (contains_club_id(*doc)) {
+    return Error{ErrorCode::invalid_request, "The club is taken from the key; remove clubId.",
+                 {{"clubId", "is not accepted"}}};
+  }
+  std::vector<FieldProblem> problems;
+  Fields f(problems);
+  rapidjson::StringBuffer out;
+  Writer w(out);
+  w.StartObject();
+  read(*doc, f, w);
+  w.EndObject();
+  if (!problems.empty()) {
+    return Error{ErrorCode::invalid_request, "The body does not match the endpoint schema.", std::move(problems)};
+  }
+  return WriteCommand{op, std::string(out.GetString(), out.GetSize())};
+}
+
+void read_wallet(const rapidjson::Value& member, Fields& f, Writer& w) {
+  const rapidjson::Value* wallet = f.object(member, "member", "wallet", false);
+  if (wallet == nullptr) return;
+  auto provider = f.text(*wallet, "member.wallet", "provider", kMaxName, false);
+  auto wallet_ref = f.text(*wallet, "member.wallet", "walletRef", kMaxName, false);
+  auto status = f.text(*wallet, "member.wallet", "status", 64, false);
+  const rapidjson::Value* bank = f.object(*wallet, "member.wallet", "bankAccount", false);
+  std::optional<std::string> number, sort, name;
+  if (bank != nullptr) {
+    number = f.digits(*bank, "member.wallet.bankAccount", "accountNumber", 8);
+    sort = f.digits(*bank, "member.wallet.bankAccount", "sortCode", 6);
+    name = f.text(*bank, "member.wallet.bankAccount", "name", kMaxName);
+  }
+  w.Key("wallet");
+  w.StartObject();
+  put(w, "provider", provider);
+  put(w, "walletRef", wallet_ref);
+  put(w, "status", status);
+  if (bank != nullptr) {
+    w.Key("bankAccount");
+    w.StartObject();
+    put(w, "accountNumber", number);
+    put(w, "sortCode", sort);
+    put(w, "name", name);
+    w.EndObject();
+  }
+  w.EndObject();
+}
+
+// partnerRef, eventId, occurredAt and member.externalMemberId: the frame of
+// both transaction requests.
+const rapidjson::Value* read_event(const rapidjson::Document& d, Fields& f, Writer& w) {
+  put(w, "partnerRef", f.identifier(d, "", "partnerRef"));
+  put(w, "eventId", f.identifier(d, "", "eventId"));
+  put(w, "occurredAt", f.timestamp(d, "", "occurredAt"));
+  if (const rapidjson::Value* m = f.object(d, "", "member", true)) {
+    put(w, "externalMemberId", f.identifier(*m, "member", "externalMemberId"));
+  }
+  return f.object(d, "", "transaction", true);
+}
+
+}  // namespace
+
+Parsed parse_member(std::string_view body) {
+  return build(body, "member", [](const rapidjson::Document& d, Fields& f, Writer& w) {
+    put(w, "partnerRef", f.identifier(d, "", "partnerRef"));
+    const rapidjson::Value* m = f.object(d, "", "member", true);
+    if (m == nullptr) return;
+    put(w, "externalMemberId", f.identifier(*m, "member", "externalMemberId"));
+    put(w, "firstName", f.text(*m, "member", "firstName", kMaxName));
+    put(w, "lastName", f.text(*m, "member", "lastName", kMaxName));
+    put(w, "email", f.email(*m, "member", "email"));
+    read_wallet(*m, f, w);
+  });
+}
+
+Parsed parse_settlement(std::string_view body) {
+  return build(body, "settle", [](const rapidjson::Document& d, Fields& f, Writer& w) {
+    const rapidjson::Value* t = read_event(d, f, w);
+    if (t == nullptr) return;
+    put(w, "externalTransactionId", f.identifier(*t, "transaction", "externalTransactionId"));
+    put(w, "merchantId", f.identifier(*t, "transaction", "merchantId"));
+    put(w, "merchantName", f.text(*t, "transaction", "merchantName", kMaxName));
+    put(w, "amountMinor", f.integer(*t, "transaction", "amountMinor", 1, kMaxAmount));
+    put(w, "currency", f.currency(*t, "transaction", "currency"));
+    put(w, "settledAt", f.timestamp(*t, "transaction", "settledAt"));
+  });
+}
+
+Parsed parse_reversal(std::string_view body) {
+  return build(body, "reverse", [](const rapidjson::Document& d, Fields& f, Writer& w) {
+    put(w, "reason", f.text(d, "", "reason", 500, false));
+    const rapidjson::Value* t = read_event(d, f, w);
+    if (t == nullptr) return;
+    put(w, "externalTransactionId", f.identifier(*t, "transaction", "externalTransactionId"));
+    put(w, "amountMinor", f.integer(*t, "transaction", "amountMinor", 1, kMaxAmount, false));
+    put(w, "currency", f.currency(*t, "transaction", "currency"));
+  });
+}
+
+}  // namespace mr::ledger

@@ -1,0 +1,24 @@
+// The POST bodies that change points, validated into the normalised
+// command (only known fields, typed) that mr_write receives as jsonb.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <variant>
+
+#include "ledger/errors.hpp"
+
+namespace mr::ledger {
+
+struct WriteCommand {
+  std::string op;        // mr_write's operation: member, settle, reverse
+  std::string cmd_json;  // p_cmd
+};
+
+using Parsed = std::variant<Error, WriteCommand>;
+
+Parsed parse_member(std::string_view body);
+Parsed parse_settlement(std::string_view body);
+Parsed parse_reversal(std::string_view body);
+
+}  // namespace mr::ledger
