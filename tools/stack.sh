@@ -9,6 +9,7 @@
 #   MR_PORT [8080] MR_PG_PORT [55432] MR_REDIS_PORT [56379]
 #   MR_ENVIRONMENT [sandbox]      mr_environment of the nginx server
 #   MR_PG_OPTS []                 extra postgres -c options (tests: fsync=off)
+#   MR_RATE_LIMIT [100r/s] MR_RATE_BURST [200]   per-key limit_req
 # Writes <dir>/stack.env with the addresses, for scripts and tests to source.
 set -euo pipefail
 cmd=${1:?up|down|reload|status} dir=${2:?stack dir}
@@ -18,7 +19,8 @@ mkdir -p "$dir"; dir=$(cd "$dir" && pwd)
 # Ports chosen at `up` are kept, so reload/down/status need no environment.
 [ -f "$dir/ports" ] && [ "$cmd" != up ] && source "$dir/ports"
 port=${MR_PORT:-8080} pg_port=${MR_PG_PORT:-55432} redis_port=${MR_REDIS_PORT:-56379}
-[ "$cmd" = up ] && printf 'MR_PORT=%s\nMR_PG_PORT=%s\nMR_REDIS_PORT=%s\n' "$port" "$pg_port" "$redis_port" > "$dir/ports"
+[ "$cmd" = up ] && printf 'MR_PORT=%s\nMR_PG_PORT=%s\nMR_REDIS_PORT=%s\nMR_RATE_LIMIT=%s\nMR_RATE_BURST=%s\n' \
+  "$port" "$pg_port" "$redis_port" "${MR_RATE_LIMIT:-100r/s}" "${MR_RATE_BURST:-200}" > "$dir/ports"
 env_name=${MR_ENVIRONMENT:-sandbox}
 pgbin=/usr/lib/postgresql/15/bin
 dsn="host=127.0.0.1 hostaddr=127.0.0.1 port=$pg_port dbname=mr user=postgres gssencmode=disable sslmode=disable"
@@ -67,6 +69,7 @@ render_nginx_conf() {
       -e "s|@ENVIRONMENT@|$env_name|" -e "s|@DSN@|$dsn|" \
       -e "s|@MASTER_KEY_FILE@|$dir/master.key|" -e "s|@PORT@|$port|" \
       -e "s|@REDIS@|127.0.0.1:$redis_port|" -e "s|@CONF_DIR@|$ngx|" \
+      -e "s|@RATE_LIMIT@|${MR_RATE_LIMIT:-100r/s}|" -e "s|@RATE_BURST@|${MR_RATE_BURST:-200}|" \
       "$repo/conf/nginx.dev.conf.in" > "$ngx/nginx.conf.new"
   mv "$ngx/nginx.conf.new" "$ngx/nginx.conf"
 }

@@ -29,6 +29,9 @@ rm -rf "$dir"; mkdir -p "$dir"
 export MR_PORT=$(free_port) MR_PG_PORT=$(free_port) MR_REDIS_PORT=$(free_port)
 # Durability is not under test here; speed is welcome.
 export MR_PG_OPTS="-c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+# The tests drive one key far past 100 r/s; the limit itself is tested on a
+# server of its own with the production numbers (below).
+export MR_RATE_LIMIT=100000r/s MR_RATE_BURST=100000
 printf "export MR_PORT=%s MR_PG_PORT=%s MR_REDIS_PORT=%s\n" "$MR_PORT" "$MR_PG_PORT" "$MR_REDIS_PORT" > "$dir/ports.env"
 "$repo/tools/stack.sh" up "$dir/stack"
 source "$dir/stack/stack.env"
@@ -63,7 +66,7 @@ club club-e "Club E" 10000
 } > "$dir/keys.env"
 # The idempotency module in front of proxy_pass, with a tiny upstream
 # whose every answer carries its own request id.
-proxy_port=$(free_port) upstream_port=$(free_port)
+proxy_port=$(free_port) upstream_port=$(free_port) limited_port=$(free_port)
 mkdir -p "$dir/stack/nginx/conf.d"
 cat > "$dir/stack/nginx/conf.d/proxy-test.conf" <<CONF
 server {
@@ -71,6 +74,12 @@ server {
     default_type application/json;
     location /rejected { return 409 '{"ok":false,"error":{"code":"member_closed","message":"x","requestId":"\$request_id"}}'; }
     location / { return 200 '{"ok":true,"data":{"upstreamRequestId":"\$request_id"}}'; }
+}
+limit_req_zone \$mr_key_id zone=mr_keys_strict:1m rate=100r/s;
+server {
+    listen 127.0.0.1:$limited_port;
+    limit_req zone=mr_keys_strict burst=200 nodelay;
+    include snippets/mr-partner-api.conf;
 }
 server {
     listen 127.0.0.1:$proxy_port;
@@ -83,6 +92,7 @@ server {
 }
 CONF
 echo "MR_PROXY_URL='http://127.0.0.1:$proxy_port'" >> "$dir/keys.env"
+echo "MR_LIMITED_URL='http://127.0.0.1:$limited_port'" >> "$dir/keys.env"
 "$repo/tools/stack.sh" reload "$dir/stack"
 cat "$dir/stack/stack.env" "$dir/keys.env" > "$dir/test.env"
 echo "MR_REPO='$repo'" >> "$dir/test.env"

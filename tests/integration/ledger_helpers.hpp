@@ -85,8 +85,8 @@ inline std::string s(const rapidjson::Value& v, const char* k) {
 inline int sh(const std::string& cmd) { return std::system(cmd.c_str()); }
 
 inline std::string mrctl_cmd() {
-  return "MR_DSN='" + env("MR_DSN") + "' MR_MASTER_KEY_FILE='" + env("MR_MASTER_KEY_FILE") + "' '" +
-         env("MR_MRCTL") + "'";
+  // Flags rather than environment assignments, so xargs can run it too.
+  return "'" + env("MR_MRCTL") + "' --dsn '" + env("MR_DSN") + "' --master-key '" + env("MR_MASTER_KEY_FILE") + "'";
 }
 
 }  // namespace mr::test
