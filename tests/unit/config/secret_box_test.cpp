@@ -1,0 +1,89 @@
+// Secrets at rest and the key catalogue's lookups.
+#include <criterion/criterion.h>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <string>
+
+#include "lua-free-config/key_catalogue.hpp"
+#include "lua-free-config/secret_box.hpp"
+
+namespace {
+mr::MasterKey key_of(unsigned char fill) {
+  mr::MasterKey k;
+  k.bytes.fill(fill);
+  return k;
+}
+}  // namespace
+
+Test(secret_box, round_trip) {
+  const auto k = key_of(1);
+  const std::string sealed = mr::seal(k, "the secret", "mrk_sbx_1");
+  cr_assert_eq(sealed.size(), 12u + 10u + 16u);
+  cr_expect(sealed.find("the secret") == std::string::npos);
+  auto opened = mr::open(k, sealed, "mrk_sbx_1");
+  cr_assert(opened.has_value());
+  cr_expect_eq(*opened, std::string("the secret"));
+  cr_expect_neq(mr::seal(k, "the secret", "mrk_sbx_1"), sealed, "a fresh nonce each time");
+}
+
+Test(secret_box, tampering_fails) {
+  const auto k = key_of(1);
+  std::string sealed = mr::seal(k, "the secret", "mrk_sbx_1");
+  cr_expect(!mr::open(k, sealed, "mrk_sbx_2").has_value(), "other AAD");
+  cr_expect(!mr::open(key_of(2), sealed, "mrk_sbx_1").has_value(), "other key");
+  for (std::size_t i : {std::size_t{0}, std::size_t{15}, sealed.size() - 1}) {
+    std::string bad = sealed;
+    bad[i] = static_cast<char>(bad[i] ^ 1);
+    cr_expect(!mr::open(k, bad, "mrk_sbx_1").has_value(), "flipped byte %zu", i);
+  }
+  cr_expect(!mr::open(k, sealed.substr(0, 20), "mrk_sbx_1").has_value());
+}
+
+Test(secret_box, master_key_files) {
+  char dir[] = "/tmp/mr-mkXXXXXX";
+  cr_assert(mkdtemp(dir) != nullptr);
+  const std::string path = std::string(dir) + "/master.key";
+  std::string err;
+  cr_assert(mr::create_master_key_file(path, err), "%s", err.c_str());
+  struct stat st{};
+  cr_assert_eq(stat(path.c_str(), &st), 0);
+  cr_expect_eq(st.st_mode & 0777, 0600u);
+  cr_expect_eq(st.st_size, 32);
+  cr_expect(mr::load_master_key(path, err).has_value());
+  cr_expect(!mr::create_master_key_file(path, err), "never overwrites");
+  const std::string short_path = std::string(dir) + "/short.key";
+  std::ofstream(short_path) << "too short";
+  cr_expect(!mr::load_master_key(short_path, err).has_value());
+  cr_expect(!mr::load_master_key(std::string(dir) + "/none", err).has_value());
+  unlink(path.c_str());
+  unlink(short_path.c_str());
+  rmdir(dir);
+}
+
+Test(secret_box, key_shapes) {
+  const std::string sbx = mr::new_key_id("sandbox"), prd = mr::new_key_id("production");
+  cr_expect(sbx.starts_with("mrk_sbx_"));
+  cr_expect(prd.starts_with("mrk_prd_"));
+  cr_expect_eq(sbx.size(), 8u + 24u);
+  const std::string secret = mr::new_secret();
+  cr_expect_eq(secret.size(), 43u);  // 32 bytes, base64url without padding
+  cr_expect(secret.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_") ==
+            std::string::npos);
+  cr_expect_neq(mr::new_secret(), secret);
+}
+
+Test(key_catalogue, lookups) {
+  mr::KeyCatalogue c;
+  c.add({"mrk_sbx_a", "s1", 1, "club-a"});
+  c.add({"mrk_sbx_b", "s2", 2, "club-b"});
+  cr_expect_eq(c.size(), 2u);
+  const mr::KeyEntry* a = c.find("mrk_sbx_a");
+  cr_assert(a != nullptr);
+  cr_expect_eq(a->club_id, 1);
+  cr_expect_eq(a->partner_ref, std::string("club-a"));
+  cr_expect(c.find("mrk_sbx_c") == nullptr);
+  cr_expect(c.find("") == nullptr);
+}
