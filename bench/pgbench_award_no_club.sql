@@ -1,0 +1,17 @@
+-- The baseline of bench/run_settle_bench.sh: the award transaction the
+-- ledger runs, without the idempotency record and without any pool or club
+-- row: lock a member, insert the transaction and its entry, update the
+-- member's balance. Distinct members per client (:client_id).
+\set m random(1, 16)
+BEGIN;
+SELECT member_id FROM members WHERE club_id = :club AND external_id = 'pgb-' || :client_id || '-' || :m FOR UPDATE \gset
+INSERT INTO transactions (club_id, member_id, external_id, event_id, merchant_id, merchant_name, amount_minor,
+                          currency, rate_bp, points, occurred_at, settled_at, created_ms)
+VALUES (:club, :member_id, 'pgb-' || gen_random_uuid(), 'e', 'm1', 'Bench Shop', 1000, 'GBP', 100, 10,
+        now(), now(), 0);
+INSERT INTO ledger_entries (entry_id, member_id, club_id, entry_type, description, delta_available, delta_reserved,
+                            currency, group_ref, created_ms)
+VALUES ('le_pgb_' || gen_random_uuid(), :member_id, :club, 'earn_award', 'bench', 10, 0, 'GBP', 'x',
+        (extract(epoch FROM clock_timestamp()) * 1000000)::bigint);
+UPDATE members SET available = available + 10, lifetime_earned = lifetime_earned + 10 WHERE member_id = :member_id;
+END;
