@@ -9,8 +9,8 @@ set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 conc=${1:-8} secs=${2:-20}
 export MR_BUILD_DIR=${MR_BUILD_DIR:-$repo/build}
-dir=$(mktemp -d /tmp/mr-bench-XXXX)
-export MR_PORT=${MR_BENCH_PORT:-38080} MR_PG_PORT=${MR_BENCH_PG_PORT:-38432} MR_REDIS_PORT=${MR_BENCH_REDIS_PORT:-38379}
+dir=$(mktemp -d /tmp/mr-bench-XXXX); chmod 755 "$dir"  # PostgreSQL runs as postgres
+export MR_PORT=${MR_BENCH_PORT:-18180} MR_PG_PORT=${MR_BENCH_PG_PORT:-18432} MR_REDIS_PORT=${MR_BENCH_REDIS_PORT:-18379}
 export MR_RATE_LIMIT=1000000r/s MR_RATE_BURST=1000000
 trap '"$repo/tools/stack.sh" down "$dir"; rm -rf "$dir"' EXIT
 "$repo/tools/stack.sh" up "$dir" >/dev/null
@@ -33,7 +33,8 @@ psql -XAtq "$MR_DSN" -c "INSERT INTO members (club_id, external_id, first_name, 
   SELECT $club, 'pgb-' || c || '-' || m, 'B', 'M', 'b@x' FROM generate_series(1, $conc) c, generate_series(1, 16) m"
 echo "pgbench: the same award without any club row, $conc clients, ${secs}s"
 pg_out=$(cd /tmp && runuser -u postgres -- pgbench -n -h 127.0.0.1 -p "$MR_PG_PORT" -U postgres -c "$conc" -j 2 \
-           -T "$secs" -D club="$club" -f "$repo/bench/pgbench_award_no_club.sql" mr 2>&1)
+           -T "$secs" -D club="$club" -f "$repo/bench/pgbench_award_no_club.sql" mr 2>&1 || true)
 pg_tps=$(sed -n 's/^tps = \([0-9.]*\).*/\1/p' <<<"$pg_out" | head -1)
+[ -n "$pg_tps" ] || { echo "$pg_out" >&2; exit 1; }
 echo "  tps=$pg_tps"
 awk -v a="$nginx_tps" -v b="$pg_tps" 'BEGIN { printf "ratio nginx/pgbench = %.2f\n", a / b }'

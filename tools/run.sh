@@ -13,7 +13,7 @@ set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 dir=$repo/.run
 export MR_BUILD_DIR=${MR_BUILD_DIR:-$repo/build}
-export MR_PORT=${MR_PORT:-8080} MR_PG_PORT=${MR_PG_PORT:-55432} MR_REDIS_PORT=${MR_REDIS_PORT:-56379}
+export MR_PORT=${MR_PORT:-8080} MR_PG_PORT=${MR_PG_PORT:-15432} MR_REDIS_PORT=${MR_REDIS_PORT:-16379}
 
 if [ "${1:-}" = stop ]; then
   "$repo/tools/stack.sh" down "$dir/stack"

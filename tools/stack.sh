@@ -18,7 +18,7 @@ build=${MR_BUILD_DIR:-$repo/build}
 mkdir -p "$dir"; dir=$(cd "$dir" && pwd)
 # Ports chosen at `up` are kept, so reload/down/status need no environment.
 [ -f "$dir/ports" ] && [ "$cmd" != up ] && source "$dir/ports"
-port=${MR_PORT:-8080} pg_port=${MR_PG_PORT:-55432} redis_port=${MR_REDIS_PORT:-56379}
+port=${MR_PORT:-8080} pg_port=${MR_PG_PORT:-15432} redis_port=${MR_REDIS_PORT:-16379}
 [ "$cmd" = up ] && printf 'MR_PORT=%s\nMR_PG_PORT=%s\nMR_REDIS_PORT=%s\nMR_RATE_LIMIT=%s\nMR_RATE_BURST=%s\n' \
   "$port" "$pg_port" "$redis_port" "${MR_RATE_LIMIT:-100r/s}" "${MR_RATE_BURST:-200}" > "$dir/ports"
 env_name=${MR_ENVIRONMENT:-sandbox}

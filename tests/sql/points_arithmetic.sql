@@ -41,13 +41,13 @@ BEGIN
   -- Strictly increasing createdAt for one member, even within a millisecond.
   prev := 0;
   FOR i IN 1..50 LOOP
-    next := mr_next_ms(v_member);
+    next := mr_add_entry(v_member, v_club, 'manual_adjustment', 't', 1, 0, NULL, 'GBP', NULL, NULL, NULL, 'x');
     ASSERT next > prev, format('createdAt %s after %s', next, prev);
     prev := next;
   END LOOP;
+  ASSERT (SELECT available FROM members WHERE member_id = v_member) = 50, 'the cache moved with the entries';
 
   -- Entries cannot be changed.
-  PERFORM mr_add_entry(v_member, v_club, 'manual_adjustment', 't', 1, 0, NULL, 'GBP', NULL, NULL, NULL, 'x');
   BEGIN
     UPDATE ledger_entries SET delta_available = 2 WHERE member_id = v_member;
     RAISE EXCEPTION 'update allowed';

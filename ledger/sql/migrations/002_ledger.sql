@@ -123,7 +123,7 @@ CREATE TABLE idempotency_records (
   club_id     bigint NOT NULL REFERENCES clubs,
   idem_key    text NOT NULL,
   fingerprint text NOT NULL,
-  result      jsonb,
+  result      jsonb NOT NULL,
   created_at  timestamptz NOT NULL DEFAULT now(),
   PRIMARY KEY (club_id, idem_key)
 );
@@ -146,30 +146,29 @@ CREATE FUNCTION mr_ts_text(p_ts timestamptz) RETURNS text LANGUAGE sql IMMUTABLE
   SELECT to_char(p_ts AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')
 $$;
 
--- The next createdAt of a member whose row the caller has locked: strictly
--- increasing, so the millisecond cursor pages without gaps or repeats.
-CREATE FUNCTION mr_next_ms(p_member_id bigint) RETURNS bigint LANGUAGE sql AS $$
-  UPDATE members SET last_entry_ms = greatest((extract(epoch FROM clock_timestamp()) * 1000)::bigint,
-                                              last_entry_ms + 1)
-  WHERE member_id = p_member_id RETURNING last_entry_ms
-$$;
-
+-- Appends an entry and moves the member's caches with it: one update of
+-- the member row takes the next createdAt, strictly increasing even within
+-- one millisecond so the cursor pages without gaps or repeats, and applies
+-- the deltas.
 CREATE FUNCTION mr_add_entry(p_member_id bigint, p_club_id bigint, p_type text, p_description text,
                              p_available bigint, p_reserved bigint, p_cash bigint, p_currency text,
-                             p_merchant_name text, p_merchant_id text, p_external_tx text, p_group text)
+                             p_merchant_name text, p_merchant_id text, p_external_tx text, p_group text,
+                             p_lifetime_earned bigint DEFAULT 0)
 RETURNS bigint LANGUAGE plpgsql AS $$
 DECLARE
-  v_ms bigint := mr_next_ms(p_member_id);
+  v_ms bigint;
 BEGIN
+  UPDATE members SET last_entry_ms = greatest((extract(epoch FROM clock_timestamp()) * 1000)::bigint,
+                                              last_entry_ms + 1),
+                     available = available + p_available, reserved = reserved + p_reserved,
+                     lifetime_earned = lifetime_earned + p_lifetime_earned, updated_at = now()
+  WHERE member_id = p_member_id RETURNING last_entry_ms INTO v_ms;
   INSERT INTO ledger_entries (entry_id, member_id, club_id, entry_type, description, delta_available,
                               delta_reserved, cash_value_minor, currency, merchant_name, merchant_id,
                               external_tx_id, group_ref, created_ms)
   VALUES ('le_' || lpad(to_hex(v_ms), 12, '0') || substr(replace(gen_random_uuid()::text, '-', ''), 1, 12),
           p_member_id, p_club_id, p_type, p_description, p_available, p_reserved, p_cash, p_currency,
           p_merchant_name, p_merchant_id, p_external_tx, p_group, v_ms);
-  UPDATE members SET available = available + p_available, reserved = reserved + p_reserved,
-                     updated_at = now()
-  WHERE member_id = p_member_id;
   RETURN v_ms;
 END $$;
 
@@ -326,9 +325,8 @@ BEGIN
   END IF;
   v_ms := mr_add_entry(v_member.member_id, p_club_id, 'earn_award', 'Points for ' || (p_cmd->>'merchantName'),
                        v_points, 0, NULL, p_cmd->>'currency', p_cmd->>'merchantName', p_cmd->>'merchantId',
-                       v_ext, v_ext);
+                       v_ext, v_ext, v_points);
   UPDATE transactions SET created_ms = v_ms WHERE tx_id = v_tx;
-  UPDATE members SET lifetime_earned = lifetime_earned + v_points WHERE member_id = v_member.member_id;
   RETURN mr_ok('ok', p_request_id, jsonb_build_object(
     'eventId', p_cmd->>'eventId', 'status', 'processed', 'externalTransactionId', v_ext,
     'pointsAwarded', v_points, 'balances', mr_balances(v_member.member_id),
@@ -374,11 +372,11 @@ BEGIN
                           reversed_points = reversed_points + v_points
   WHERE tx_id = v_tx.tx_id;
   v_ms := mr_add_entry(v_member.member_id, p_club_id, 'earn_reversal', 'Reversal at ' || v_tx.merchant_name,
-                       -v_points, 0, NULL, v_tx.currency, v_tx.merchant_name, v_tx.merchant_id, v_ext, v_ext);
+                       -v_points, 0, NULL, v_tx.currency, v_tx.merchant_name, v_tx.merchant_id, v_ext, v_ext,
+                       -v_points);
   INSERT INTO reversals (tx_id, member_id, event_id, amount_minor, points, reason, occurred_at, created_ms)
   VALUES (v_tx.tx_id, v_member.member_id, p_cmd->>'eventId', v_amount, v_points, p_cmd->>'reason',
           (p_cmd->>'occurredAt')::timestamptz, v_ms);
-  UPDATE members SET lifetime_earned = lifetime_earned - v_points WHERE member_id = v_member.member_id;
   PERFORM mr_pool_give(p_club_id, v_member.member_id, v_points);
   RETURN mr_ok('ok', p_request_id, jsonb_build_object(
     'eventId', p_cmd->>'eventId', 'status', 'processed', 'externalTransactionId', v_ext,
@@ -387,10 +385,11 @@ BEGIN
     'ledgerGroupId', 'reversed:' || p_club_id || ':' || v_ext));
 END $$;
 
--- Every points-changing request: claim the club's idempotency key, do the
--- work, keep the result, all in the caller's one transaction. A concurrent
--- request with the same key waits on the key's row until this commits,
--- then reads the result. Every outcome decided here is kept.
+-- Every points-changing request: take the club's idempotency key, do the
+-- work, keep the result, all in the caller's one transaction. A
+-- transaction-scoped advisory lock on (club, key) makes a concurrent request
+-- with the same key wait until this one commits and then read its result;
+-- the record is written once, at the end. Every outcome decided here is kept.
 CREATE FUNCTION mr_write(p_op text, p_club_id bigint, p_partner_ref text, p_idem_key text,
                          p_fingerprint text, p_request_id text, p_cmd jsonb) RETURNS jsonb
 LANGUAGE plpgsql AS $$
@@ -398,12 +397,10 @@ DECLARE
   v_record idempotency_records%ROWTYPE;
   v_result jsonb;
 BEGIN
-  INSERT INTO idempotency_records (club_id, idem_key, fingerprint)
-  VALUES (p_club_id, p_idem_key, p_fingerprint)
-  ON CONFLICT DO NOTHING;
-  IF NOT FOUND THEN
-    SELECT * INTO v_record FROM idempotency_records WHERE club_id = p_club_id AND idem_key = p_idem_key;
-    IF v_record.fingerprint <> p_fingerprint OR v_record.result IS NULL THEN
+  PERFORM pg_advisory_xact_lock(p_club_id::int, hashtext(p_idem_key));
+  SELECT * INTO v_record FROM idempotency_records WHERE club_id = p_club_id AND idem_key = p_idem_key;
+  IF FOUND THEN
+    IF v_record.fingerprint <> p_fingerprint THEN
       RETURN mr_fail('duplicate_idempotency_conflict', p_request_id);
     END IF;
     RETURN v_record.result || '{"replayed": true}';
@@ -419,11 +416,10 @@ BEGIN
   ELSE
     RAISE EXCEPTION 'unknown operation %', p_op;
   END IF;
-  IF v_result->>'outcome' = 'invalid_request' THEN
-    -- Not kept: the client may fix the request and retry with the key.
-    DELETE FROM idempotency_records WHERE club_id = p_club_id AND idem_key = p_idem_key;
-  ELSE
-    UPDATE idempotency_records SET result = v_result WHERE club_id = p_club_id AND idem_key = p_idem_key;
+  -- invalid_request is not kept: the client may fix the request and retry.
+  IF v_result->>'outcome' <> 'invalid_request' THEN
+    INSERT INTO idempotency_records (club_id, idem_key, fingerprint, result)
+    VALUES (p_club_id, p_idem_key, p_fingerprint, v_result);
   END IF;
   RETURN v_result;
 END $$;
