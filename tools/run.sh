@@ -31,13 +31,12 @@ export MR_DSN MR_MASTER_KEY_FILE
 mrctl=$MR_MRCTL
 ref=sandbox-club
 
-# Seed once: a sandbox club with a funded points pool and cash capacity,
+# Seed once: a sandbox club with a funded points pool,
 # and one sandbox key whose secret is kept in .run/ (mode 0600).
 if ! "$mrctl" club show --ref "$ref" >/dev/null 2>&1; then
   "$mrctl" club create --ref "$ref" --name "Sandbox Club" --earn-rate-bp 100 \
     --redemption-rate-minor 1 --payout-currency GBP --currencies GBP,EUR,USD --min-redemption 100 >/dev/null
   "$mrctl" pool topup --ref "$ref" --points 100000000 >/dev/null 2>&1 || true
-  "$mrctl" capacity topup --ref "$ref" --minor 100000000 >/dev/null 2>&1 || true
 fi
 if [ ! -s "$dir/sandbox-key.json" ]; then
   (umask 077; "$mrctl" key issue --ref "$ref" --env sandbox > "$dir/sandbox-key.json")
