@@ -36,7 +36,7 @@ ref=sandbox-club
 if ! "$mrctl" club show --ref "$ref" >/dev/null 2>&1; then
   "$mrctl" club create --ref "$ref" --name "Sandbox Club" --earn-rate-bp 100 \
     --redemption-rate-minor 1 --payout-currency GBP --currencies GBP,EUR,USD --min-redemption 100 >/dev/null
-  "$mrctl" pool topup --ref "$ref" --points 100000000 >/dev/null 2>&1 || true
+  "$mrctl" pool topup --ref "$ref" --points 100000000 >/dev/null
 fi
 if [ ! -s "$dir/sandbox-key.json" ]; then
   (umask 077; "$mrctl" key issue --ref "$ref" --env sandbox > "$dir/sandbox-key.json")
