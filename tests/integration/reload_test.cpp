@@ -1,6 +1,10 @@
 // Keys take effect on reload; a reload that cannot read the database keeps
 // the running configuration serving (contract 2).
+#include <atomic>
+#include <chrono>
 #include <cstdlib>
+#include <thread>
+#include <vector>
 #include <string>
 
 #include "tests/integration/stack_env.hpp"
@@ -61,4 +65,49 @@ Test(reload, database_down_keeps_old_configuration) {
   cr_expect_eq(logged, 0, "the failed reload is not in the error log");
   cr_expect_neq(code, std::string("unauthorized"));
   cr_expect_neq(code, std::string("invalid_signature"));
+}
+
+Test(reload, under_load_nothing_lost_nothing_doubled) {
+  // Four clients award points while nginx reloads twice: every request gets
+  // its answer, and the balance is exactly the sum of the awards.
+  auto c0 = client("A");
+  const std::string id = mr::test::unique("reload");
+  cr_assert_eq(c0.post("/api/v1/members",
+                       R"({"partnerRef":"club-a","member":{"externalMemberId":")" + id +
+                           R"(","firstName":"A","lastName":"B","email":"a@b.c"}})",
+                       mr::test::unique("k")).status, 201);
+  std::atomic<bool> stop{false};
+  std::atomic<int> ok{0}, bad{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      auto c = client("A");
+      for (int i = 0; !stop; ++i) {
+        const std::string tx = "rl-" + id + "-" + std::to_string(t) + "-" + std::to_string(i);
+        const std::string body =
+            R"({"partnerRef":"club-a","eventId":"e","occurredAt":"2026-11-20T10:00:00Z","member":{"externalMemberId":")" +
+            id + R"("},"transaction":{"externalTransactionId":")" + tx +
+            R"(","merchantId":"m","merchantName":"S","amountMinor":100,"currency":"GBP","settledAt":"2026-11-20T10:00:00Z"}})";
+        // A retry with the same key is what a client does after a dropped
+        // connection; it must never award twice.
+        mr::HttpResponse r = c.post("/api/v1/transactions/settled", body, "k-" + tx);
+        if (r.status == 0) r = c.post("/api/v1/transactions/settled", body, "k-" + tx);
+        if (r.status == 200) ok++; else bad++;
+      }
+    });
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const int r1 = sh(env("MR_RELOAD"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const int r2 = sh(env("MR_RELOAD"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  stop = true;
+  for (auto& th : threads) th.join();
+  cr_expect_eq(r1, 0);
+  cr_expect_eq(r2, 0);
+  cr_expect_eq(bad.load(), 0, "%d requests failed across the reloads", bad.load());
+  auto bal = mr::parse_json(c0.get("/api/v1/members/" + id + "/balance").body);
+  cr_assert(bal.IsObject() && bal.HasMember("data"));
+  cr_expect_eq(bal["data"]["pointsBalance"].GetInt64(), static_cast<std::int64_t>(ok.load()),
+               "one point per processed award");
 }

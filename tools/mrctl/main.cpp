@@ -79,8 +79,11 @@ pg::Result Context::exec(std::string_view sql, const std::vector<std::optional<s
   auto r = pg::exec(db(), sql, params, err, binary);
   if (!r) {
     // Raised by our own SQL with a message meant for the operator.
-    const auto pos = err.find("ERROR:  ");
-    throw Failure{pos == std::string::npos ? err : err.substr(pos + 8)};
+    // One line: the server's message without its CONTEXT lines.
+    auto pos = err.find("ERROR:  ");
+    std::string line = pos == std::string::npos ? err : err.substr(pos + 8);
+    line = line.substr(0, line.find('\n'));
+    throw Failure{line};
   }
   return r;
 }

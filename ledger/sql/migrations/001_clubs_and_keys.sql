@@ -26,13 +26,3 @@ CREATE TABLE api_keys (
 );
 CREATE INDEX api_keys_active ON api_keys (club_id, environment) WHERE status = 'active';
 
--- The operator's view of a club (mrctl club show); later migrations extend it.
-CREATE FUNCTION mr_club_json(p_club_id bigint) RETURNS jsonb LANGUAGE sql STABLE AS $$
-  SELECT jsonb_build_object(
-    'clubId', c.club_id::text, 'partnerRef', c.partner_ref, 'name', c.name,
-    'earnRateBasisPoints', c.earn_rate_bp, 'redemptionRateMinorPerPoint', c.redemption_rate_minor,
-    'payoutCurrency', c.payout_currency, 'currencies', to_jsonb(c.currencies),
-    'minRedemptionPoints', c.min_redemption_points, 'fundingRestricted', c.funding_restricted,
-    'status', c.status)
-  FROM clubs c WHERE c.club_id = p_club_id
-$$;

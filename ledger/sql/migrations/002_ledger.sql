@@ -219,7 +219,8 @@ BEGIN
   RETURN jsonb_build_object('partnerRef', p_ref, 'availablePointsPool', mr_pool_total(v_club));
 END $$;
 
-CREATE OR REPLACE FUNCTION mr_club_json(p_club_id bigint) RETURNS jsonb LANGUAGE sql STABLE AS $$
+-- The operator's view of a club (mrctl club show).
+CREATE FUNCTION mr_club_json(p_club_id bigint) RETURNS jsonb LANGUAGE sql STABLE AS $$
   SELECT jsonb_build_object(
     'clubId', c.club_id::text, 'partnerRef', c.partner_ref, 'name', c.name,
     'earnRateBasisPoints', c.earn_rate_bp, 'redemptionRateMinorPerPoint', c.redemption_rate_minor,
