@@ -24,7 +24,7 @@ Response render_result(std::string_view result_json, std::string_view request_id
   if (d.HasMember("requestId") && d["requestId"].IsString()) {
     first_id = {d["requestId"].GetString(), d["requestId"].GetStringLength()};
   }
-  if (outcome == "ok" || outcome == "created" || outcome == "updated") {
+  if (outcome == "ok" || outcome == "created" || outcome == "updated" || outcome == "accepted") {
     if (!d.HasMember("data") || !d["data"].IsObject()) return internal();
     rapidjson::StringBuffer out;
     rapidjson::Writer<rapidjson::StringBuffer> w(out);
@@ -34,7 +34,8 @@ Response render_result(std::string_view result_json, std::string_view request_id
     w.Key("data");
     d["data"].Accept(w);
     w.EndObject();
-    return Response{outcome == "created" ? 201 : 200, std::string(out.GetString(), out.GetSize()), replayed};
+    const int status = outcome == "created" ? 201 : outcome == "accepted" ? 202 : 200;
+    return Response{status, std::string(out.GetString(), out.GetSize()), replayed};
   }
   const auto code = code_from_name(outcome);
   if (!code) return internal();

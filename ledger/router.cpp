@@ -89,7 +89,11 @@ Prepared route(const Request& r) {
     if (!allowed) return fail(r, ErrorCode::method_not_allowed);
     return handle();
   };
-  const auto later = [&] { return Prepared{fail(r, ErrorCode::not_implemented)}; };
+  const auto member_in_path = [&]() -> std::optional<std::string> { return path_identifier(parts[4]); };
+  const auto bad_member = [&] {
+    return Prepared{fail(r, Error{ErrorCode::invalid_request, "Invalid member id in the path.",
+                                  {{"externalMemberId", "must be 1 to 128 printable ASCII characters"}}})};
+  };
 
   if (resource == "members" && parts.size() == 4) {
     return only(post, [&] { return write(r, parse_member(r.body)); });
@@ -104,18 +108,30 @@ Prepared route(const Request& r) {
     const std::string_view what = parts[5];
     if (what == "balance" || what == "points" || what == "transactions") {
       return only(get, [&]() -> Prepared {
-        auto member = path_identifier(parts[4]);
-        if (!member) {
-          return fail(r, Error{ErrorCode::invalid_request, "Invalid member id in the path.",
-                               {{"externalMemberId", "must be 1 to 128 printable ASCII characters"}}});
-        }
+        auto member = member_in_path();
+        if (!member) return bad_member();
         return member_read(r, *member, what);
       });
     }
-    if (what == "close") return only(post, later);  // redemptions issue
+    if (what == "close") {
+      return only(post, [&]() -> Prepared {
+        auto member = member_in_path();
+        if (!member) return bad_member();
+        return write(r, parse_close(r.body, *member));
+      });
+    }
   }
-  if (resource == "redemptions" && parts.size() == 4) return only(post, later);
-  if (resource == "redemptions" && parts.size() == 5) return only(get, later);
+  if (resource == "redemptions" && parts.size() == 4) {
+    return only(post, [&] { return write(r, parse_redemption(r.body)); });
+  }
+  if (resource == "redemptions" && parts.size() == 5) {
+    return only(get, [&]() -> Prepared {
+      auto id = path_identifier(parts[4]);
+      if (!id) return fail(r, ErrorCode::redemption_not_found);
+      return statement("SELECT mr_redemption($1::bigint, $2, $3)",
+                       {std::to_string(r.club_id), *id, std::string(r.request_id)});
+    });
+  }
   return fail(r, ErrorCode::not_found);
 }
 

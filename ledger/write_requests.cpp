@@ -1,5 +1,6 @@
 #include "ledger/write_requests.hpp"
 
+#include <climits>
 #include <functional>
 #include <optional>
 
@@ -126,6 +127,31 @@ Parsed parse_reversal(std::string_view body) {
     put(w, "externalTransactionId", f.identifier(*t, "transaction", "externalTransactionId"));
     put(w, "amountMinor", f.integer(*t, "transaction", "amountMinor", 1, kMaxAmount, false));
     put(w, "currency", f.currency(*t, "transaction", "currency"));
+  });
+}
+
+Parsed parse_redemption(std::string_view body) {
+  return build(body, "redeem", [](const rapidjson::Document& d, Fields& f, Writer& w) {
+    put(w, "partnerRef", f.identifier(d, "", "partnerRef"));
+    put(w, "requestId", f.identifier(d, "", "requestId"));
+    if (const rapidjson::Value* m = f.object(d, "", "member", true)) {
+      put(w, "externalMemberId", f.identifier(*m, "member", "externalMemberId"));
+    }
+    if (const rapidjson::Value* r = f.object(d, "", "redemption", true)) {
+      // Any JSON integer here: its range is a business rule
+      // (invalid_redemption_points), checked after the member.
+      put(w, "points", f.integer(*r, "redemption", "points", INT64_MIN, INT64_MAX));
+      put(w, "currency", f.currency(*r, "redemption", "currency"));
+    }
+  });
+}
+
+Parsed parse_close(std::string_view body, std::string_view external_member_id) {
+  const std::string member(external_member_id);
+  return build(body, "close", [&member](const rapidjson::Document& d, Fields& f, Writer& w) {
+    put(w, "partnerRef", f.identifier(d, "", "partnerRef"));
+    put(w, "reason", f.text(d, "", "reason", 500, false));
+    put(w, "externalMemberId", std::optional<std::string>(member));
   });
 }
 

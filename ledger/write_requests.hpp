@@ -20,5 +20,8 @@ using Parsed = std::variant<Error, WriteCommand>;
 Parsed parse_member(std::string_view body);
 Parsed parse_settlement(std::string_view body);
 Parsed parse_reversal(std::string_view body);
+Parsed parse_redemption(std::string_view body);
+// The member comes from the path, already decoded and checked.
+Parsed parse_close(std::string_view body, std::string_view external_member_id);
 
 }  // namespace mr::ledger

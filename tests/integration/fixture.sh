@@ -57,9 +57,17 @@ club club-e "Club E" 10000
 "$mrctl" pool topup --ref club-c --points 1000 >/dev/null
 "$mrctl" pool topup --ref club-d --points 1000000 >/dev/null
 "$mrctl" pool topup --ref club-e --points 5000 >/dev/null
+"$mrctl" capacity topup --ref club-a --minor 1000000000000 >/dev/null
+# club-f has no redemption rate; club-g's funding is restricted.
+"$mrctl" club create --ref club-f --name "Club F" --earn-rate-bp 100 --payout-currency GBP --currencies GBP >/dev/null
+club club-g "Club G" 100
+"$mrctl" club update --ref club-g --funding-restricted true >/dev/null
+"$mrctl" pool topup --ref club-g --points 1000000 >/dev/null
+"$mrctl" capacity topup --ref club-g --minor 1000000 >/dev/null
 {
   for spec in "club-a sandbox A" "club-a production PRD" "club-b sandbox B" "club-a sandbox REVOKE" \
-              "club-c sandbox C" "club-d sandbox D" "club-e sandbox E"; do
+              "club-c sandbox C" "club-d sandbox D" "club-e sandbox E" "club-f sandbox F" \
+              "club-g sandbox G"; do
     set -- $spec
     out=$(key "$1" "$2")
     echo "MR_KEY_$3_ID='$(echo "$out" | json_field keyId)'"

@@ -414,6 +414,10 @@ BEGIN
     v_result := mr_do_settle(p_club_id, p_request_id, p_cmd);
   ELSIF p_op = 'reverse' THEN
     v_result := mr_do_reverse(p_club_id, p_request_id, p_cmd);
+  ELSIF p_op = 'redeem' THEN  -- 003_redemptions.sql
+    v_result := mr_do_redeem(p_club_id, p_request_id, p_cmd);
+  ELSIF p_op = 'close' THEN   -- 003_redemptions.sql
+    v_result := mr_do_close(p_club_id, p_request_id, p_cmd);
   ELSE
     RAISE EXCEPTION 'unknown operation %', p_op;
   END IF;

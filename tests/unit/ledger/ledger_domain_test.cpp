@@ -85,7 +85,10 @@ Test(routing, unknown_and_wrong_method) {
   cr_expect_eq(code_of(immediate(req("GET", "/api/v1/members"))), std::string("method_not_allowed"));
   cr_expect_eq(immediate(req("POST", "/api/v1/members/m1/balance")).status, 405);
   cr_expect_eq(immediate(req("DELETE", "/api/v1/transactions/settled")).status, 405);
-  cr_expect_eq(immediate(req("POST", "/api/v1/redemptions")).status, 501);
+  cr_expect_eq(immediate(req("POST", "/api/v1/redemptions", "{}")).status, 400);
+  cr_expect_eq(immediate(req("GET", "/api/v1/redemptions")).status, 405);
+  cr_expect_eq(immediate(req("GET", "/api/v1/redemptions/rdm_1")).status, 0);
+  cr_expect_eq(immediate(req("POST", "/api/v1/members/m1/close", R"({"partnerRef":"club-a"})")).status, 0);
   cr_expect_eq(immediate(req("GET", "/api/v1/members/m1/balance")).status, 0);
 }
 
@@ -207,6 +210,18 @@ Test(validation, reversal) {
   cr_expect_eq(immediate(req("POST", "/api/v1/transactions/reversed", with(""))).status, 0);
   cr_expect_eq(immediate(req("POST", "/api/v1/transactions/reversed", with(",\"amountMinor\":5"))).status, 0);
   cr_expect_eq(immediate(req("POST", "/api/v1/transactions/reversed", with(",\"amountMinor\":0"))).status, 400);
+}
+
+Test(validation, redemption_points_must_be_integers) {
+  const auto body = [](const std::string& points) {
+    return R"({"partnerRef":"club-a","requestId":"r1","member":{"externalMemberId":"m1"},"redemption":{"points":)" +
+           points + R"(,"currency":"GBP"}})";
+  };
+  cr_expect_eq(immediate(req("POST", "/api/v1/redemptions", body("100"))).status, 0);
+  // Out of range is a business rule (invalid_redemption_points), not schema.
+  cr_expect_eq(immediate(req("POST", "/api/v1/redemptions", body("0"))).status, 0);
+  cr_expect_eq(immediate(req("POST", "/api/v1/redemptions", body("100.0"))).status, 400);
+  cr_expect_eq(immediate(req("POST", "/api/v1/redemptions", body("\"100\""))).status, 400);
 }
 
 Test(queries, limits_filters_cursors) {

@@ -1,0 +1,43 @@
+// mrctl capacity topup and payout list|submit|succeed|fail: the operator's
+// side of redemptions. A payout result is applied once; the same result
+// again is a no-op, a contradicting one exits 1 (payout_state_conflict).
+#include "tools/mrctl/command.hpp"
+
+namespace mr::ctl {
+namespace {
+
+int capacity_topup(Context& ctx) {
+  auto r = ctx.exec("SELECT mr_capacity_topup($1, $2::bigint)",
+                    {ctx.required("ref"), std::to_string(ctx.integer("minor", 1, 1000000000000000000))});
+  print_json_result(r.get());
+  return 0;
+}
+
+int payout_list(Context& ctx) {
+  std::optional<std::string> status = ctx.opt("status");
+  if (status && *status != "created" && *status != "submitted" && *status != "succeeded" && *status != "failed") {
+    throw Failure{"--status is created, submitted, succeeded or failed", 2};
+  }
+  auto r = ctx.exec("SELECT mr_payouts($1, $2::int)",
+                    {status, ctx.has("limit") ? std::to_string(ctx.integer("limit", 1, 10000)) : "100"});
+  print_json_result(r.get());
+  return 0;
+}
+
+int move(Context& ctx, const char* to) {
+  auto r = ctx.exec("SELECT mr_payout_move($1, $2, $3)", {ctx.required("payout-id"), std::string(to), ctx.opt("reason")});
+  print_json_result(r.get());
+  return 0;
+}
+
+Register r1("capacity topup", "--ref REF --minor N", capacity_topup);
+Register r2("payout list", "[--status created|submitted|succeeded|failed] [--limit N]", payout_list);
+Register r3("payout submit", "--payout-id ID", [](Context& c) { return move(c, "submitted"); });
+Register r4("payout succeed", "--payout-id ID", [](Context& c) { return move(c, "succeeded"); });
+Register r5("payout fail", "--payout-id ID --reason TEXT", [](Context& c) {
+  c.required("reason");
+  return move(c, "failed");
+});
+
+}  // namespace
+}  // namespace mr::ctl
