@@ -49,10 +49,20 @@ class Pending {
   virtual ~Pending() = default;
   virtual const Query& query() const = 0;
   virtual Response render(const ResultView& result, std::string_view request_id) const = 0;
+  // A statement that raised: the answer, when the error is one the
+  // statement raises on purpose (its SQLSTATE); nullopt for internal_error.
+  virtual std::optional<Response> on_sql_error(std::string_view /*sqlstate*/,
+                                               std::string_view /*request_id*/) const {
+    return std::nullopt;
+  }
 };
 
 using Prepared = std::variant<Response, std::unique_ptr<Pending>>;
 
 Prepared prepare(const Request& request) noexcept;
+
+// The ops listener (payouts, readiness, metrics): method, path, query and
+// body; the token was checked by the glue.
+Prepared prepare_ops(const Request& request) noexcept;
 
 }  // namespace mr::ledger

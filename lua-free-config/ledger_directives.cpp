@@ -14,9 +14,53 @@ char* set_ledger(ngx_conf_t* cf, ngx_command_t*, void* conf) {
   return NGX_CONF_OK;
 }
 
+char* set_ops(ngx_conf_t* cf, ngx_command_t*, void*) {
+  auto* clcf = static_cast<ngx_http_core_loc_conf_t*>(
+      ngx_http_conf_get_module_loc_conf(cf, ngx_http_core_module));
+  clcf->handler = mr_ops_handler;
+  static_cast<mr_ledger_main_conf_t*>(
+      ngx_http_conf_get_module_main_conf(cf, ngx_http_mr_ledger_module))->used = 1;
+  return NGX_CONF_OK;
+}
+
+// The master reads the token (a root-only file is fine); workers keep it.
+bool read_token(ngx_conf_t* cf, mr_ledger_main_conf_t* mcf) {
+  ngx_file_t file{};
+  file.name = mcf->ops_token_file;
+  file.log = cf->log;
+  file.fd = ngx_open_file(mcf->ops_token_file.data, NGX_FILE_RDONLY, NGX_FILE_OPEN, 0);
+  if (file.fd == NGX_INVALID_FILE) {
+    ngx_conf_log_error(NGX_LOG_EMERG, cf, ngx_errno, "mr_ops_token_file: cannot open \"%V\"",
+                       &mcf->ops_token_file);
+    return false;
+  }
+  u_char buf[512];
+  const ssize_t n = ngx_read_file(&file, buf, sizeof(buf), 0);
+  ngx_close_file(file.fd);
+  std::size_t len = n > 0 ? static_cast<std::size_t>(n) : 0;
+  while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == '\r' || buf[len - 1] == ' ')) len--;
+  if (len < 16 || len == sizeof(buf)) {
+    ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "mr_ops_token_file: the token must be 16 to 511 bytes");
+    return false;
+  }
+  mcf->ops_token.data = static_cast<u_char*>(ngx_pnalloc(cf->pool, len));
+  if (mcf->ops_token.data == nullptr) return false;
+  ngx_memcpy(mcf->ops_token.data, buf, len);
+  mcf->ops_token.len = len;
+  return true;
+}
+
 }  // namespace
 
 ngx_command_t mr_ledger_commands[] = {
+    {ngx_string("mr_ops"), NGX_HTTP_LOC_CONF | NGX_CONF_NOARGS, set_ops, NGX_HTTP_LOC_CONF_OFFSET, 0,
+     nullptr},
+    {ngx_string("mr_ops_token_file"), NGX_HTTP_MAIN_CONF | NGX_CONF_TAKE1, ngx_conf_set_str_slot,
+     NGX_HTTP_MAIN_CONF_OFFSET, offsetof(mr_ledger_main_conf_t, ops_token_file), nullptr},
+    {ngx_string("mr_payout_simulator"), NGX_HTTP_MAIN_CONF | NGX_CONF_FLAG, ngx_conf_set_flag_slot,
+     NGX_HTTP_MAIN_CONF_OFFSET, offsetof(mr_ledger_main_conf_t, simulator), nullptr},
+    {ngx_string("mr_payout_simulator_delay"), NGX_HTTP_MAIN_CONF | NGX_CONF_TAKE1, ngx_conf_set_msec_slot,
+     NGX_HTTP_MAIN_CONF_OFFSET, offsetof(mr_ledger_main_conf_t, simulator_delay), nullptr},
     {ngx_string("mr_ledger"), NGX_HTTP_LOC_CONF | NGX_CONF_NOARGS, set_ledger,
      NGX_HTTP_LOC_CONF_OFFSET, 0, nullptr},
     {ngx_string("mr_ledger_dsn"), NGX_HTTP_MAIN_CONF | NGX_CONF_TAKE1, ngx_conf_set_str_slot,
@@ -42,6 +86,8 @@ void* mr_ledger_create_main_conf(ngx_conf_t* cf) {
   mcf->queue_size = NGX_CONF_UNSET_UINT;
   mcf->connect_timeout = NGX_CONF_UNSET_MSEC;
   mcf->query_timeout = NGX_CONF_UNSET_MSEC;
+  mcf->simulator = NGX_CONF_UNSET;
+  mcf->simulator_delay = NGX_CONF_UNSET_MSEC;
   return mcf;
 }
 
@@ -51,6 +97,9 @@ char* mr_ledger_init_main_conf(ngx_conf_t* cf, void* conf) {
   ngx_conf_init_uint_value(mcf->queue_size, 1024);
   ngx_conf_init_msec_value(mcf->connect_timeout, 3000);
   ngx_conf_init_msec_value(mcf->query_timeout, 5000);
+  ngx_conf_init_value(mcf->simulator, 0);
+  ngx_conf_init_msec_value(mcf->simulator_delay, 5000);
+  if (mcf->ops_token_file.len != 0 && !read_token(cf, mcf)) return static_cast<char*>(NGX_CONF_ERROR);
   if (mcf->pool_size < 1 || mcf->pool_size > 256) {
     ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "mr_ledger_pool_size must be 1..256");
     return static_cast<char*>(NGX_CONF_ERROR);

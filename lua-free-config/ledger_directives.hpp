@@ -8,6 +8,13 @@
 //   mr_ledger_connect_timeout <time>;       http (default 3s)
 //   mr_ledger_query_timeout <time>;         http: from arrival to answer (default 5s);
 //                                           past it the answer is service_unavailable
+//   mr_ops;                                 location: the ops listener (/healthz, /readyz,
+//                                           /metrics, /payouts...); put it in its own server
+//   mr_ops_token_file <path>;               http: the bearer token the ops listener asks
+//                                           for (all but /healthz); read at (re)load
+//   mr_payout_simulator on|off;             http (default off): sandbox only; payouts settle
+//                                           by themselves (account 00000000 fails)
+//   mr_payout_simulator_delay <time>;       http (default 5s): payout age before it settles
 #pragma once
 
 #include "modules/common/nginx.hpp"
@@ -18,7 +25,11 @@ struct mr_ledger_main_conf_t {
   ngx_uint_t queue_size;
   ngx_msec_t connect_timeout;
   ngx_msec_t query_timeout;
-  ngx_flag_t used;  // some location has mr_ledger
+  ngx_flag_t used;  // some location has mr_ledger or mr_ops
+  ngx_str_t ops_token_file;
+  ngx_str_t ops_token;  // the file's content, trimmed
+  ngx_flag_t simulator;
+  ngx_msec_t simulator_delay;
 };
 
 struct mr_ledger_loc_conf_t {
@@ -34,3 +45,4 @@ char* mr_ledger_merge_loc_conf(ngx_conf_t* cf, void* parent, void* child);
 
 extern "C" ngx_module_t ngx_http_mr_ledger_module;
 extern "C" ngx_int_t mr_ledger_handler(ngx_http_request_t* r);
+extern "C" ngx_int_t mr_ops_handler(ngx_http_request_t* r);

@@ -8,7 +8,10 @@
 #   sudo tools/run.sh --detach   set up and return, leaving it running
 #   sudo tools/run.sh stop       stop what a detached run left running
 #
-# MR_PORT (default 8080) moves the API; MR_PG_PORT, MR_REDIS_PORT likewise.
+# MR_PORT (default 8080) moves the API; MR_PG_PORT, MR_REDIS_PORT and
+# MR_OPS_PORT (the ops listener, 8081) likewise. MR_PAYOUT_SIMULATOR=on makes
+# sandbox payouts settle by themselves after MR_PAYOUT_SIMULATOR_DELAY (5s);
+# by default they wait for an operator (mrctl payout succeed|fail).
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 dir=$repo/.run
@@ -31,12 +34,13 @@ export MR_DSN MR_MASTER_KEY_FILE
 mrctl=$MR_MRCTL
 ref=sandbox-club
 
-# Seed once: a sandbox club with a funded points pool,
+# Seed once: a sandbox club with a funded points pool and cash capacity,
 # and one sandbox key whose secret is kept in .run/ (mode 0600).
 if ! "$mrctl" club show --ref "$ref" >/dev/null 2>&1; then
   "$mrctl" club create --ref "$ref" --name "Sandbox Club" --earn-rate-bp 100 \
     --redemption-rate-minor 1 --payout-currency GBP --currencies GBP,EUR,USD --min-redemption 100 >/dev/null
   "$mrctl" pool topup --ref "$ref" --points 100000000 >/dev/null
+  "$mrctl" capacity topup --ref "$ref" --minor 100000000 >/dev/null
 fi
 if [ ! -s "$dir/sandbox-key.json" ]; then
   (umask 077; "$mrctl" key issue --ref "$ref" --env sandbox > "$dir/sandbox-key.json")
@@ -56,6 +60,8 @@ export MR_KEY_SECRET='$secret'
 export MR_PARTNER_REF='$ref'
 export MR_RELOAD='$repo/tools/stack.sh reload $dir/stack'
 export MR_SIGN='$MR_BUILD_DIR/tools/mr-sign/mr-sign'
+export MR_OPS_URL='$MR_OPS_URL'
+export MR_OPS_TOKEN_FILE='$MR_OPS_TOKEN_FILE'
 ENV
 )
 

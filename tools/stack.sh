@@ -10,6 +10,9 @@
 #   MR_ENVIRONMENT [sandbox]      mr_environment of the nginx server
 #   MR_PG_OPTS []                 extra postgres -c options (tests: fsync=off)
 #   MR_RATE_LIMIT [100r/s] MR_RATE_BURST [200]   per-key limit_req
+#   MR_OPS_PORT [8081]            the ops listener
+#   MR_PAYOUT_SIMULATOR [off] MR_PAYOUT_SIMULATOR_DELAY [5s]   sandbox payouts settle by
+#                                 themselves (read at every up/reload, not kept)
 # Writes <dir>/stack.env with the addresses, for scripts and tests to source.
 set -euo pipefail
 cmd=${1:?up|down|reload|status} dir=${2:?stack dir}
@@ -19,8 +22,9 @@ mkdir -p "$dir"; dir=$(cd "$dir" && pwd)
 # Ports chosen at `up` are kept, so reload/down/status need no environment.
 [ -f "$dir/ports" ] && [ "$cmd" != up ] && source "$dir/ports"
 port=${MR_PORT:-8080} pg_port=${MR_PG_PORT:-15432} redis_port=${MR_REDIS_PORT:-16379}
-[ "$cmd" = up ] && printf 'MR_PORT=%s\nMR_PG_PORT=%s\nMR_REDIS_PORT=%s\nMR_RATE_LIMIT=%s\nMR_RATE_BURST=%s\n' \
-  "$port" "$pg_port" "$redis_port" "${MR_RATE_LIMIT:-100r/s}" "${MR_RATE_BURST:-200}" > "$dir/ports"
+ops_port=${MR_OPS_PORT:-8081}
+[ "$cmd" = up ] && printf 'MR_PORT=%s\nMR_PG_PORT=%s\nMR_REDIS_PORT=%s\nMR_OPS_PORT=%s\nMR_RATE_LIMIT=%s\nMR_RATE_BURST=%s\n' \
+  "$port" "$pg_port" "$redis_port" "$ops_port" "${MR_RATE_LIMIT:-100r/s}" "${MR_RATE_BURST:-200}" > "$dir/ports"
 env_name=${MR_ENVIRONMENT:-sandbox}
 pgbin=/usr/lib/postgresql/15/bin
 dsn="host=127.0.0.1 hostaddr=127.0.0.1 port=$pg_port dbname=mr user=postgres gssencmode=disable sslmode=disable"
@@ -70,6 +74,9 @@ render_nginx_conf() {
       -e "s|@MASTER_KEY_FILE@|$dir/master.key|" -e "s|@PORT@|$port|" \
       -e "s|@REDIS@|127.0.0.1:$redis_port|" -e "s|@CONF_DIR@|$ngx|" \
       -e "s|@RATE_LIMIT@|${MR_RATE_LIMIT:-100r/s}|" -e "s|@RATE_BURST@|${MR_RATE_BURST:-200}|" \
+      -e "s|@OPS_PORT@|$ops_port|" -e "s|@OPS_TOKEN_FILE@|$dir/ops.token|" \
+      -e "s|@PAYOUT_SIMULATOR@|${MR_PAYOUT_SIMULATOR:-off}|" \
+      -e "s|@PAYOUT_SIMULATOR_DELAY@|${MR_PAYOUT_SIMULATOR_DELAY:-5s}|" \
       "$repo/conf/nginx.dev.conf.in" > "$ngx/nginx.conf.new"
   mv "$ngx/nginx.conf.new" "$ngx/nginx.conf"
 }
@@ -87,6 +94,8 @@ MR_REDIS_PORT='$redis_port'
 MR_PG_PORT='$pg_port'
 MR_STACK_DIR='$dir'
 MR_RELOAD='$repo/tools/stack.sh reload $dir'
+MR_OPS_URL='http://127.0.0.1:$ops_port'
+MR_OPS_TOKEN_FILE='$dir/ops.token'
 ENV
 }
 
@@ -95,6 +104,7 @@ case "$cmd" in
     pg_up
     redis_up
     [ -s "$dir/master.key" ] || "$mrctl" master-key create --out "$dir/master.key"
+    [ -s "$dir/ops.token" ] || (umask 077; head -c 24 /dev/urandom | base64 | tr '+/' '-_' > "$dir/ops.token")
     MR_DSN="$dsn" "$mrctl" migrate >/dev/null
     render_nginx_conf
     if nginx_running; then nginx_cmd -s reload; else nginx_cmd; fi

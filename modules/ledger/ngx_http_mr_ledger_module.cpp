@@ -11,6 +11,8 @@
 #include "modules/common/http_json.hpp"
 #include "modules/ledger/pg_pool.hpp"
 
+#include <openssl/crypto.h>
+
 namespace {
 
 std::unique_ptr<mr::pg::Pool> g_pool;  // one per worker process
@@ -60,6 +62,10 @@ void on_outcome(ngx_http_request_t* r, Waiting* waiting, mr::pg::Outcome&& outco
       break;
     }
     case mr::pg::Outcome::Kind::sql_error:
+      if (auto answer = waiting->pending->on_sql_error(outcome.sqlstate, mr::ngx::request_id(r))) {
+        rc = send_response(r, *answer);
+        break;
+      }
       ngx_log_error(NGX_LOG_ERR, r->connection->log, 0, "mr_ledger: statement failed (%s): %s",
                     outcome.sqlstate.c_str(), outcome.message.c_str());
       rc = mr::ngx::send_error(r, mr::ErrorCode::internal_error);
@@ -72,6 +78,8 @@ void on_outcome(ngx_http_request_t* r, Waiting* waiting, mr::pg::Outcome&& outco
   }
   ngx_http_finalize_request(r, rc);
 }
+
+ngx_int_t run_prepared(ngx_http_request_t* r, mr::ledger::Prepared prepared);
 
 ngx_int_t start(ngx_http_request_t* r) {
   auto body = mr::ngx::request_body(r);
@@ -93,7 +101,12 @@ ngx_int_t start(ngx_http_request_t* r) {
   if (auto key = mr::ngx::header_in(r, "X-MR-Idempotency-Key")) request.idempotency_key = *key;
   request.fingerprint = fingerprint;
 
-  mr::ledger::Prepared prepared = mr::ledger::prepare(request);
+  return run_prepared(r, mr::ledger::prepare(request));
+}
+
+// Answers at once, or runs the one statement on the pool and answers when
+// it completes (NGX_DONE: the request waits).
+ngx_int_t run_prepared(ngx_http_request_t* r, mr::ledger::Prepared prepared) {
   if (auto* response = std::get_if<mr::ledger::Response>(&prepared)) {
     return send_response(r, *response);
   }
@@ -120,6 +133,71 @@ ngx_int_t start(ngx_http_request_t* r) {
   // callback has then already finalized the request.
   g_pool->submit(std::move(job));
   return NGX_DONE;
+}
+
+const mr_ledger_main_conf_t* main_conf(ngx_http_request_t* r) {
+  return static_cast<mr_ledger_main_conf_t*>(ngx_http_get_module_main_conf(r, ngx_http_mr_ledger_module));
+}
+
+// The ops listener: /healthz answers from the worker alone; everything else
+// wants "Authorization: Bearer <token>" and goes to the database.
+ngx_int_t start_ops(ngx_http_request_t* r) {
+  const std::string_view path = mr::ngx::raw_path(r);
+  if (path == "/healthz") {
+    return mr::ngx::send_json(r, 200, R"({"ok":true,"data":{"status":"ok"}})");
+  }
+  const mr_ledger_main_conf_t* mcf = main_conf(r);
+  const std::string_view token = mr::ngx::view(mcf->ops_token);
+  const auto given = mr::ngx::header_in(r, "Authorization");
+  const std::string expected = "Bearer " + std::string(token);
+  if (token.empty() || !given || given->size() != expected.size() ||
+      CRYPTO_memcmp(given->data(), expected.data(), expected.size()) != 0) {
+    return mr::ngx::send_error(r, mr::ErrorCode::unauthorized, "The ops listener wants its bearer token.");
+  }
+  auto body = mr::ngx::request_body(r);
+  if (!body) return mr::ngx::send_error(r, mr::ErrorCode::payload_too_large);
+  mr::ledger::Request request;
+  request.method = mr::ngx::view(r->method_name);
+  request.path = path;
+  request.query = mr::ngx::view(r->args);
+  request.body = *body;
+  request.request_id = mr::ngx::request_id(r);
+  return run_prepared(r, mr::ledger::prepare_ops(request));
+}
+
+void ops_body_ready(ngx_http_request_t* r) {
+  ngx_int_t rc;
+  try {
+    rc = start_ops(r);
+  } catch (...) {
+    rc = mr::ngx::send_error(r, mr::ErrorCode::internal_error);
+  }
+  if (rc != NGX_DONE) ngx_http_finalize_request(r, rc);
+}
+
+// The sandbox payout simulator: every second each worker asks the database
+// to settle payouts older than the delay; SKIP LOCKED there makes workers
+// and nodes share the work without settling any payout twice.
+ngx_event_t g_simulator_timer;
+ngx_msec_t g_simulator_delay;
+bool g_simulator_busy = false;
+
+void simulate(ngx_event_t* ev) {
+  if (g_pool && !g_simulator_busy) {
+    auto job = std::make_unique<mr::pg::Job>();
+    job->sql = "SELECT mr_payout_simulate($1::bigint)";
+    job->params = {std::to_string(g_simulator_delay)};
+    ngx_log_t* log = ev->log;
+    job->done = [log](mr::pg::Outcome&& outcome) {
+      g_simulator_busy = false;
+      if (outcome.kind != mr::pg::Outcome::Kind::ok) {
+        ngx_log_error(NGX_LOG_WARN, log, 0, "mr_payout_simulator: %s", outcome.message.c_str());
+      }
+    };
+    g_simulator_busy = true;
+    g_pool->submit(std::move(job));
+  }
+  if (!ngx_exiting) ngx_add_timer(ev, 1000);
 }
 
 void body_ready(ngx_http_request_t* r) {
@@ -153,6 +231,14 @@ ngx_int_t init_process(ngx_cycle_t* cycle) {
     s.connect_timeout = mcf->connect_timeout;
     s.query_timeout = mcf->query_timeout;
     g_pool = std::make_unique<mr::pg::Pool>(std::move(s), cycle->log);
+    if (mcf->simulator) {
+      g_simulator_delay = mcf->simulator_delay;
+      g_simulator_timer = ngx_event_t{};
+      g_simulator_timer.handler = simulate;
+      g_simulator_timer.log = cycle->log;
+      g_simulator_timer.cancelable = 1;  // never keeps an old worker alive
+      ngx_add_timer(&g_simulator_timer, 1000);
+    }
   } catch (...) {
     ngx_log_error(NGX_LOG_EMERG, cycle->log, 0, "mr_ledger: cannot create the connection pool");
     return NGX_ERROR;
@@ -161,6 +247,7 @@ ngx_int_t init_process(ngx_cycle_t* cycle) {
 }
 
 void exit_process(ngx_cycle_t*) {
+  if (g_simulator_timer.timer_set) ngx_del_timer(&g_simulator_timer);
   try {
     g_pool.reset();
   } catch (...) {
@@ -184,6 +271,14 @@ extern "C" ngx_int_t mr_ledger_handler(ngx_http_request_t* r) {
   if (r != r->main) return NGX_DECLINED;
   r->request_body_in_single_buf = 1;
   ngx_int_t rc = ngx_http_read_client_request_body(r, body_ready);
+  if (rc >= NGX_HTTP_SPECIAL_RESPONSE) return rc;
+  return NGX_DONE;
+}
+
+extern "C" ngx_int_t mr_ops_handler(ngx_http_request_t* r) {
+  if (r != r->main) return NGX_DECLINED;
+  r->request_body_in_single_buf = 1;
+  ngx_int_t rc = ngx_http_read_client_request_body(r, ops_body_ready);
   if (rc >= NGX_HTTP_SPECIAL_RESPONSE) return rc;
   return NGX_DONE;
 }

@@ -28,7 +28,7 @@ if [ -f "$dir/ports.env" ]; then
   source "$dir/ports.env"; "$repo/tools/stack.sh" down "$dir/stack" || true
 fi
 rm -rf "$dir"; mkdir -p "$dir"
-export MR_PORT=$(free_port) MR_PG_PORT=$(free_port) MR_REDIS_PORT=$(free_port)
+export MR_PORT=$(free_port) MR_PG_PORT=$(free_port) MR_REDIS_PORT=$(free_port) MR_OPS_PORT=$(free_port)
 # Durability is not under test here; speed is welcome.
 export MR_PG_OPTS="-c fsync=off -c synchronous_commit=off -c full_page_writes=off"
 # The tests drive one key far past 100 r/s; the limit itself is tested on a

@@ -211,3 +211,45 @@ CREATE FUNCTION mr_payouts(p_status text, p_limit int DEFAULT 100) RETURNS jsonb
     WHERE p_status IS NULL OR p.status = p_status
     ORDER BY p.created_at LIMIT p_limit) x
 $$;
+
+-- The sandbox payout simulator: settles payouts older than the delay,
+-- success except bank account 00000000. SKIP LOCKED lets any number of
+-- workers and nodes run it at once; each payout moves exactly once.
+CREATE FUNCTION mr_payout_simulate(p_delay_ms bigint, p_batch int DEFAULT 50) RETURNS int
+LANGUAGE plpgsql AS $$
+DECLARE
+  r record;
+  n int := 0;
+BEGIN
+  FOR r IN SELECT payout_id, account_number FROM payouts
+           WHERE status IN ('created', 'submitted')
+             AND created_at <= clock_timestamp() - p_delay_ms * interval '1 millisecond'
+           ORDER BY created_at LIMIT p_batch FOR UPDATE SKIP LOCKED LOOP
+    IF r.account_number = '00000000' THEN
+      PERFORM mr_payout_move(r.payout_id, 'failed', 'simulated: the bank rejected account 00000000');
+    ELSE
+      PERFORM mr_payout_move(r.payout_id, 'succeeded');
+    END IF;
+    n := n + 1;
+  END LOOP;
+  RETURN n;
+END $$;
+
+-- Prometheus text for the ops listener's /metrics: the books, as gauges.
+CREATE FUNCTION mr_metrics() RETURNS text LANGUAGE sql STABLE AS $$
+  SELECT concat_ws(E'\n',
+    '# HELP mr_payouts Payouts by status.', '# TYPE mr_payouts gauge',
+    (SELECT string_agg(format('mr_payouts{status="%s"} %s', s, (SELECT count(*) FROM payouts p WHERE p.status = s)), E'\n')
+     FROM unnest(ARRAY['created', 'submitted', 'succeeded', 'failed']) s),
+    '# HELP mr_members Members by status.', '# TYPE mr_members gauge',
+    (SELECT string_agg(format('mr_members{status="%s"} %s', s, (SELECT count(*) FROM members m WHERE m.status = s)), E'\n')
+     FROM unnest(ARRAY['active', 'closed']) s),
+    '# HELP mr_club_points_pool Points left in each club''s pool.', '# TYPE mr_club_points_pool gauge',
+    (SELECT string_agg(format('mr_club_points_pool{partner_ref="%s"} %s', c.partner_ref, mr_pool_total(c.club_id)), E'\n')
+     FROM clubs c),
+    '# HELP mr_club_cash_capacity_minor Cash capacity left per club.', '# TYPE mr_club_cash_capacity_minor gauge',
+    (SELECT string_agg(format('mr_club_cash_capacity_minor{partner_ref="%s"} %s', c.partner_ref, c.cash_capacity_minor), E'\n')
+     FROM clubs c),
+    '# HELP mr_ledger_entries Ledger entries written.', '# TYPE mr_ledger_entries gauge',
+    'mr_ledger_entries ' || (SELECT count(*) FROM ledger_entries)) || E'\n'
+$$;

@@ -1,0 +1,137 @@
+// The ops listener's routes (contract section 8): readiness, Prometheus
+// metrics, payout listing and payout results. Payout states move only
+// through mr_payout_move, the one place that rule lives.
+#include <string>
+
+#include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include "ledger/api.hpp"
+#include "ledger/json_fields.hpp"
+#include "ledger/read_requests.hpp"
+
+namespace mr::ledger {
+namespace {
+
+enum class Shape { json_data, metrics_text, ready };
+
+class OpsPending final : public Pending {
+ public:
+  OpsPending(Query q, Shape shape) : query_(std::move(q)), shape_(shape) {}
+  const Query& query() const override { return query_; }
+
+  Response render(const ResultView& result, std::string_view request_id) const override {
+    if (result.rows() != 1 || result.is_null(0, 0)) {
+      return Response{500, render_error(ErrorCode::internal_error, "", request_id), false};
+    }
+    const std::string_view v = result.value(0, 0);
+    if (shape_ == Shape::metrics_text) return Response{200, std::string(v), false};
+    if (shape_ == Shape::ready) return Response{200, R"({"ok":true,"data":{"status":"ready"}})", false};
+    rapidjson::Document d;
+    d.Parse(v.data(), v.size());
+    if (d.HasParseError()) return Response{500, render_error(ErrorCode::internal_error, "", request_id), false};
+    rapidjson::StringBuffer out;
+    rapidjson::Writer<rapidjson::StringBuffer> w(out);
+    w.StartObject();
+    w.Key("ok");
+    w.Bool(true);
+    w.Key("data");
+    d.Accept(w);
+    w.EndObject();
+    return Response{200, std::string(out.GetString(), out.GetSize()), false};
+  }
+
+  std::optional<Response> on_sql_error(std::string_view sqlstate, std::string_view request_id) const override {
+    if (sqlstate == "P0002") return Response{404, render_error(ErrorCode::not_found, "No such payout.", request_id)};
+    if (sqlstate == "P0409") {
+      return Response{409, render_error(ErrorCode::payout_state_conflict, "", request_id)};
+    }
+    return std::nullopt;
+  }
+
+ private:
+  Query query_;
+  Shape shape_;
+};
+
+Prepared ops_statement(std::string sql, std::vector<std::optional<std::string>> params, Shape shape) {
+  return std::make_unique<OpsPending>(Query{std::move(sql), std::move(params)}, shape);
+}
+
+Response ops_fail(const Request& r, ErrorCode code, std::string_view message = {}) {
+  return Response{http_status(code), render_error(code, message, r.request_id), false};
+}
+
+Prepared route_ops(const Request& r) {
+  const bool get = r.method == "GET", post = r.method == "POST";
+  if (r.path == "/readyz") {
+    if (!get) return ops_fail(r, ErrorCode::method_not_allowed);
+    return ops_statement("SELECT 1", {}, Shape::ready);
+  }
+  if (r.path == "/metrics") {
+    if (!get) return ops_fail(r, ErrorCode::method_not_allowed);
+    return ops_statement("SELECT mr_metrics()", {}, Shape::metrics_text);
+  }
+  if (r.path == "/payouts") {
+    if (!get) return ops_fail(r, ErrorCode::method_not_allowed);
+    std::optional<std::string> status;
+    std::string_view q = r.query;
+    while (!q.empty()) {
+      const auto amp = q.find('&');
+      const std::string_view pair = q.substr(0, amp);
+      q = amp == std::string_view::npos ? std::string_view{} : q.substr(amp + 1);
+      if (pair.starts_with("status=")) status = std::string(pair.substr(7));
+    }
+    if (status && *status != "created" && *status != "submitted" && *status != "succeeded" && *status != "failed") {
+      return ops_fail(r, ErrorCode::invalid_request, "status is created, submitted, succeeded or failed.");
+    }
+    auto limit = parse_history_query(r.query, false);
+    if (auto* e = std::get_if<Error>(&limit)) return Response{400, render_error(*e, r.request_id), false};
+    return ops_statement("SELECT mr_payouts($1, $2::int)",
+                         {status, std::to_string(std::get<HistoryQuery>(limit).limit)}, Shape::json_data);
+  }
+  // POST /payouts/{payoutId}/submit|succeed|fail
+  constexpr std::string_view prefix = "/payouts/";
+  if (r.path.starts_with(prefix)) {
+    const std::string_view rest = r.path.substr(prefix.size());
+    const auto slash = rest.find('/');
+    if (slash != std::string_view::npos) {
+      const std::string_view verb = rest.substr(slash + 1);
+      const char* to = verb == "submit" ? "submitted" : verb == "succeed" ? "succeeded" : verb == "fail" ? "failed"
+                                                                                                        : nullptr;
+      if (to != nullptr) {
+        if (!post) return ops_fail(r, ErrorCode::method_not_allowed);
+        auto id = path_identifier(rest.substr(0, slash));
+        if (!id) return ops_fail(r, ErrorCode::not_found, "No such payout.");
+        std::optional<std::string> reason;
+        if (verb == "fail") {
+          std::string why;
+          auto doc = parse_object(r.body.empty() ? "{}" : r.body, why);
+          if (!doc) return ops_fail(r, ErrorCode::invalid_request, why);
+          std::vector<FieldProblem> problems;
+          Fields f(problems);
+          reason = f.text(*doc, "", "reason", 500);
+          if (!problems.empty()) {
+            return Response{400, render_error(ErrorCode::invalid_request, "", r.request_id, problems), false};
+          }
+        }
+        return ops_statement("SELECT mr_payout_move($1, $2, $3)", {*id, std::string(to), reason}, Shape::json_data);
+      }
+    }
+  }
+  return ops_fail(r, ErrorCode::not_found);
+}
+
+}  // namespace
+
+Prepared prepare_ops(const Request& request) noexcept {
+  try {
+    return route_ops(request);
+  } catch (...) {
+    return Response{500, "{\"ok\":false,\"error\":{\"code\":\"internal_error\",\"message\":\"Internal error.\"}}",
+                    false};
+  }
+}
+
+}  // namespace mr::ledger

@@ -1,0 +1,97 @@
+// The ops listener: health, readiness, metrics, payout listing and results
+// over HTTP with the bearer token (contract sections 7 and 8).
+#include <atomic>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/integration/ledger_helpers.hpp"
+
+using namespace mr::test;
+
+namespace {
+
+mr::HeaderList auth() {
+  std::string token = mr::read_file(env("MR_OPS_TOKEN_FILE"));
+  while (!token.empty() && (token.back() == '\n' || token.back() == '\r')) token.pop_back();
+  return {{"Authorization", "Bearer " + token}};
+}
+
+mr::MrClient ops() { return mr::MrClient(env("MR_OPS_URL"), "", ""); }
+
+// A fresh redemption of 100 points on club-a; returns its payout id.
+std::string new_payout(const std::string& account = "12345678") {
+  auto c = client("A");
+  const std::string id = unique("ops");
+  std::string body = member_body("club-a", id);
+  body.replace(body.find("12345678"), 8, account);
+  cr_assert_eq(post(c, "/api/v1/members", body).status, 201);
+  cr_assert_eq(post(c, "/api/v1/transactions/settled", settle_body("club-a", id, unique("tx"), 10000)).status, 200);
+  auto r = post(c, "/api/v1/redemptions",
+                R"({"partnerRef":"club-a","requestId":")" + unique("rq") + R"(","member":{"externalMemberId":")" + id +
+                    R"("},"redemption":{"points":100,"currency":"GBP"}})");
+  cr_assert_eq(r.status, 202, "%s", r.body.c_str());
+  return s(data_of(r)["payout"], "payoutId");
+}
+
+}  // namespace
+
+Test(ops, health_ready_metrics) {
+  auto o = ops();
+  auto health = o.send("GET", "/healthz", "", {});
+  cr_expect_eq(health.status, 200);
+  cr_expect(!header(health, "x-request-id").empty());
+  EXPECT_ERROR(o.send("GET", "/readyz", "", {}), 401, "unauthorized");
+  EXPECT_ERROR(o.send("GET", "/metrics", "", {{"Authorization", "Bearer wrong-token-of-some-length"}}), 401,
+               "unauthorized");
+  cr_expect_eq(o.send("GET", "/readyz", "", auth()).status, 200);
+  auto metrics = o.send("GET", "/metrics", "", auth());
+  cr_expect_eq(metrics.status, 200);
+  cr_expect(metrics.body.find("mr_payouts{status=\"created\"}") != std::string::npos, "%s", metrics.body.c_str());
+  cr_expect(metrics.body.find("mr_club_points_pool{partner_ref=\"club-a\"}") != std::string::npos);
+  EXPECT_ERROR(o.send("GET", "/nothing", "", auth()), 404, "not_found");
+}
+
+Test(ops, payout_results_over_http) {
+  auto o = ops();
+  const std::string po = new_payout();
+  auto list = o.send("GET", "/payouts?status=created&limit=100", "", auth());
+  cr_assert_eq(list.status, 200, "%s", list.body.c_str());
+  cr_expect(list.body.find(po) != std::string::npos || data_of(list).IsArray());
+  auto submitted = o.send("POST", "/payouts/" + po + "/submit", "", auth());
+  cr_expect_eq(submitted.status, 200, "%s", submitted.body.c_str());
+  cr_expect_eq(s(data_of(submitted)["payout"], "status"), std::string("submitted"));
+  auto done = o.send("POST", "/payouts/" + po + "/succeed", "", auth());
+  cr_expect_eq(done.status, 200);
+  cr_expect_eq(s(data_of(done), "status"), std::string("completed"));
+  cr_expect_eq(o.send("POST", "/payouts/" + po + "/succeed", "", auth()).status, 200, "same result: no-op");
+  EXPECT_ERROR(o.send("POST", "/payouts/" + po + "/fail", R"({"reason":"late"})", auth()), 409,
+               "payout_state_conflict");
+  EXPECT_ERROR(o.send("POST", "/payouts/po_nothing/succeed", "", auth()), 404, "not_found");
+  EXPECT_ERROR(o.send("GET", "/payouts/" + po + "/succeed", "", auth()), 405, "method_not_allowed");
+  const std::string other = new_payout();
+  EXPECT_ERROR(o.send("POST", "/payouts/" + other + "/fail", "{}", auth()), 400, "invalid_request");
+  auto failed = o.send("POST", "/payouts/" + other + "/fail", R"({"reason":"closed account"})", auth());
+  cr_expect_eq(failed.status, 200, "%s", failed.body.c_str());
+  cr_expect_eq(s(data_of(failed)["payout"], "failureReason"), std::string("closed account"));
+}
+
+Test(ops, racing_results_move_once) {
+  // Two reports at once: one succeed, one fail. Exactly one wins; the
+  // books still balance.
+  const std::string po = new_payout();
+  std::atomic<int> ok{0}, conflict{0};
+  std::vector<std::thread> threads;
+  for (const char* verb : {"succeed", "fail", "succeed", "fail"}) {
+    threads.emplace_back([&, verb] {
+      auto o = ops();
+      auto r = o.send("POST", "/payouts/" + po + "/" + verb, R"({"reason":"race"})", auth());
+      if (r.status == 200) ok++;
+      else if (r.status == 409) conflict++;
+    });
+  }
+  for (auto& t : threads) t.join();
+  cr_expect_eq(ok + conflict, 4);
+  cr_expect_eq(conflict.load(), 2, "the losing result is refused both times");
+  cr_expect_eq(sh(mrctl_cmd() + " audit >/dev/null"), 0);
+}
