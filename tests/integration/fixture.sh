@@ -64,10 +64,14 @@ club club-g "Club G" 100
 "$mrctl" club update --ref club-g --funding-restricted true >/dev/null
 "$mrctl" pool topup --ref club-g --points 1000000 >/dev/null
 "$mrctl" capacity topup --ref club-g --minor 1000000 >/dev/null
+# club-h: cash capacity for exactly seven redemptions of 100 points.
+club club-h "Club H" 10000
+"$mrctl" pool topup --ref club-h --points 100000 >/dev/null
+"$mrctl" capacity topup --ref club-h --minor 700 >/dev/null
 {
   for spec in "club-a sandbox A" "club-a production PRD" "club-b sandbox B" "club-a sandbox REVOKE" \
               "club-c sandbox C" "club-d sandbox D" "club-e sandbox E" "club-f sandbox F" \
-              "club-g sandbox G"; do
+              "club-g sandbox G" "club-h sandbox H"; do
     set -- $spec
     out=$(key "$1" "$2")
     echo "MR_KEY_$3_ID='$(echo "$out" | json_field keyId)'"

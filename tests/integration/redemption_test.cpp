@@ -159,6 +159,9 @@ Test(redemption, close_member) {
   EXPECT_ERROR(post(c, "/api/v1/transactions/settled", settle_body("club-a", id, unique("tx"), 100)), 409,
                "member_closed");
   EXPECT_ERROR(post(c, "/api/v1/members", member_body("club-a", id)), 409, "member_closed");
+  EXPECT_ERROR(post(c, "/api/v1/redemptions", redeem_body("club-a", id, unique("rq"), "100")), 409, "member_closed");
+  EXPECT_ERROR(post(c, "/api/v1/transactions/reversed", reverse_body("club-a", id, unique("tx"), 1)), 409,
+               "member_closed");
   auto b = balance(c, id);
   cr_expect_eq(s(b, "memberStatus"), std::string("closed"));
   cr_expect_eq(i64(b, "pointsBalance"), 0);
@@ -194,5 +197,38 @@ Test(redemption, parallel_redemptions_never_overdraw) {
   auto b = balance(c0, id);
   cr_expect_eq(i64(b, "pointsBalance"), 0);
   cr_expect_eq(i64(b, "reservedPointsBalance"), 1000);
+  cr_expect_eq(sh(mrctl_cmd() + " audit >/dev/null"), 0);
+}
+
+Test(redemption, parallel_redemptions_never_exceed_cash_capacity) {
+  // club-h: capacity 700 minor at 1 minor per point; two members with 1000
+  // points each race 20 redemptions of 100: exactly seven fit.
+  auto c0 = client("H");
+  const std::string m1 = member_with_points(c0, "club-h", 10), m2 = member_with_points(c0, "club-h", 10);
+  // 10000 bp: 10 points * 100 minor each = 1000 points.
+  cr_assert_eq(i64(balance(c0, m1), "pointsBalance"), 1000);
+  std::atomic<int> accepted{0}, no_capacity{0}, other{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      auto c = client("H");
+      for (int i = 0; i < 5; ++i) {
+        auto r = c.post("/api/v1/redemptions", redeem_body("club-h", t % 2 ? m1 : m2, unique("rq"), "100"),
+                        unique("k"));
+        if (r.status == 202) accepted++;
+        else if (error_code(r) == "insufficient_partner_cash_capacity") no_capacity++;
+        else other++;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  cr_expect_eq(accepted.load(), 7);
+  cr_expect_eq(no_capacity.load(), 13);
+  cr_expect_eq(other.load(), 0);
+  cr_expect_eq(i64(balance(c0, m1), "reservedPointsBalance") + i64(balance(c0, m2), "reservedPointsBalance"), 700);
+  const std::string out = env("MR_STACK_DIR") + "/club-h.json";
+  cr_assert_eq(sh(mrctl_cmd() + " club show --ref club-h > '" + out + "'"), 0);
+  auto club = mr::parse_json(mr::read_file(out));
+  cr_expect_eq(club["cashCapacityMinor"].GetInt64(), 0);
   cr_expect_eq(sh(mrctl_cmd() + " audit >/dev/null"), 0);
 }
