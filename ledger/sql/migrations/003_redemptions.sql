@@ -235,6 +235,11 @@ BEGIN
   RETURN n;
 END $$;
 
+-- A Prometheus label value: backslash, quote and newline escaped.
+CREATE FUNCTION mr_prom_label(p text) RETURNS text LANGUAGE sql IMMUTABLE AS $$
+  SELECT replace(replace(replace(p, E'\\', E'\\\\'), '"', E'\\"'), E'\n', E'\\n')
+$$;
+
 -- Prometheus text for the ops listener's /metrics: the books, as gauges.
 CREATE FUNCTION mr_metrics() RETURNS text LANGUAGE sql STABLE AS $$
   SELECT concat_ws(E'\n',
@@ -245,10 +250,10 @@ CREATE FUNCTION mr_metrics() RETURNS text LANGUAGE sql STABLE AS $$
     (SELECT string_agg(format('mr_members{status="%s"} %s', s, (SELECT count(*) FROM members m WHERE m.status = s)), E'\n')
      FROM unnest(ARRAY['active', 'closed']) s),
     '# HELP mr_club_points_pool Points left in each club''s pool.', '# TYPE mr_club_points_pool gauge',
-    (SELECT string_agg(format('mr_club_points_pool{partner_ref="%s"} %s', c.partner_ref, mr_pool_total(c.club_id)), E'\n')
+    (SELECT string_agg(format('mr_club_points_pool{partner_ref="%s"} %s', mr_prom_label(c.partner_ref), mr_pool_total(c.club_id)), E'\n')
      FROM clubs c),
     '# HELP mr_club_cash_capacity_minor Cash capacity left per club.', '# TYPE mr_club_cash_capacity_minor gauge',
-    (SELECT string_agg(format('mr_club_cash_capacity_minor{partner_ref="%s"} %s', c.partner_ref, c.cash_capacity_minor), E'\n')
+    (SELECT string_agg(format('mr_club_cash_capacity_minor{partner_ref="%s"} %s', mr_prom_label(c.partner_ref), c.cash_capacity_minor), E'\n')
      FROM clubs c),
     '# HELP mr_ledger_entries Ledger entries written.', '# TYPE mr_ledger_entries gauge',
     'mr_ledger_entries ' || (SELECT count(*) FROM ledger_entries)) || E'\n'
