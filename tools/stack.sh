@@ -81,7 +81,7 @@ render_nginx_conf() {
   mv "$ngx/nginx.conf.new" "$ngx/nginx.conf"
 }
 
-nginx_running() { [ -s "$dir/nginx/logs/nginx.pid" ] && kill -0 "$(cat "$dir/nginx/logs/nginx.pid")" 2>/dev/null; }
+nginx_running() { [ -s "$dir/nginx/logs/nginx.pid" ] && kill -0 "$(cat "$dir/nginx/logs/nginx.pid" 2>/dev/null)" 2>/dev/null; }
 nginx_cmd() { nginx -p "$dir/nginx" -c "$dir/nginx/nginx.conf" -e "$dir/nginx/logs/error.log" "$@"; }
 
 write_env() {

@@ -85,3 +85,33 @@ Test(concurrency, parallel_awards_for_distinct_members_never_overdraw_pool) {
   cr_expect_eq(refused.load(), 30);
   cr_expect_eq(sh(mrctl_cmd() + " audit >/dev/null"), 0);
 }
+
+Test(concurrency, one_transaction_id_settled_at_once_by_many) {
+  // Eight members' requests carry the same externalTransactionId at the
+  // same moment: exactly one award, the others duplicate_transaction.
+  const std::string ref = "club-h";  // club-d's pool is asserted by the test above
+  std::vector<std::string> members;
+  {
+    auto c = client("H");
+    for (int i = 0; i < 8; ++i) {
+      members.push_back(unique("dup"));
+      cr_assert_eq(post(c, "/api/v1/members", member_body(ref, members.back())).status, 201);
+    }
+  }
+  const std::string tx = unique("same-tx");
+  std::atomic<int> ok{0}, duplicate{0}, other{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&, t] {
+      auto r = client("H").post("/api/v1/transactions/settled", settle_body(ref, members[t], tx, 10), unique("i"));
+      if (r.status == 200) ok++;
+      else if (error_code(r) == "duplicate_transaction") duplicate++;
+      else other++;
+    });
+  }
+  for (auto& th : threads) th.join();
+  cr_expect_eq(ok.load(), 1);
+  cr_expect_eq(duplicate.load(), 7);
+  cr_expect_eq(other.load(), 0);
+  cr_expect_eq(sh(mrctl_cmd() + " audit >/dev/null"), 0);
+}
