@@ -123,7 +123,8 @@ std::optional<std::int64_t> Fields::integer(const rapidjson::Value& obj, const s
 
 std::optional<rapidjson::Document> parse_object(std::string_view body, std::string& why) {
   rapidjson::Document d;
-  d.Parse<rapidjson::kParseValidateEncodingFlag>(body.data(), body.size());
+  // Iterative: a deeply nested body cannot exhaust the worker's stack.
+  d.Parse<rapidjson::kParseValidateEncodingFlag | rapidjson::kParseIterativeFlag>(body.data(), body.size());
   if (d.HasParseError()) {
     why = std::string("The body is not valid JSON: ") + rapidjson::GetParseError_En(d.GetParseError()) +
           " (at byte " + std::to_string(d.GetErrorOffset()) + ").";
