@@ -42,7 +42,9 @@ bool signature_well_formed(std::string_view header);  // v1= + 64 hex, either ca
 bool signature_matches(std::string_view secret, std::string_view canonical, std::string_view header);
 
 using mr::Timestamp;
-// RFC 3339 in UTC: YYYY-MM-DDTHH:MM:SS[.1-9 digits](Z|+00:00).
+// RFC 3339 in UTC: YYYY-MM-DDTHH:MM:SS[.1-9 digits](Z|+00:00), upper-case T
+// and Z only. nullopt also outside 1678-2261, which Timestamp cannot hold;
+// check_request itself judges any year 0000-9999 (far off: stale_timestamp).
 std::optional<Timestamp> parse_timestamp(std::string_view text);
 std::string format_timestamp(std::chrono::system_clock::time_point t);  // ...T..:..:..Z
 

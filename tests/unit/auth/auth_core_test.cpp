@@ -135,3 +135,202 @@ Test(auth_core, window_both_ways) {
   cr_expect_eq(code(f.check(seconds(301))), std::string("stale_timestamp"));
   cr_expect_eq(code(f.check(seconds(-301))), std::string("stale_timestamp"));
 }
+
+// ---- Deterministic cases: a fixed "now" so the window edges are exact. ----
+namespace {
+const std::string kBody = R"({"partnerRef":"club-a"})";
+// printf '%s' '{"partnerRef":"club-a"}' | openssl dgst -sha256
+const std::string kBodyHash = "6c34401e3df90c1c209c6402cfef5d9cdb37d5e84e0c84cd328c99eaccc65f5f";
+const std::string kSecret = "k3Y_s3cr3t-base64url";
+const std::string kTs = "2026-11-22T10:00:00.123Z";
+// printf '2026-11-22T10:00:00.123Z\nPOST\n/api/v1/members\n<kBodyHash>' |
+//   openssl dgst -sha256 -hmac 'k3Y_s3cr3t-base64url'
+const std::string kPostVector = "v1=c352e130fbd659e65c126f3997ba9e8e519162ffdc5bf24756933bad3d783dbf";
+
+system_clock::time_point at(std::string_view ts) {
+  return time_point_cast<system_clock::duration>(*parse_timestamp(ts));
+}
+
+struct Signed {
+  std::string ts = kTs, method = "POST", path = "/api/v1/members", hash = kBodyHash, sig;
+  RequestFacts facts;
+  int lookups = 0;
+  KeyLookup lookup = [this](std::string_view id) -> std::optional<KeyView> {
+    ++lookups;
+    if (id != "mrk_sbx_a") return std::nullopt;
+    return KeyView{kSecret, 7, "club-a"};
+  };
+  explicit Signed(std::string_view m = "POST") : method(m) {
+    sig = sign(kSecret, canonical_string(ts, method, path, hash));
+    facts.method = method;
+    facts.path = path;
+    facts.key_id = "mrk_sbx_a";
+    facts.timestamp = ts;
+    facts.signature = sig;
+    facts.body_sha256_hex = hash;
+    if (method == "POST") {
+      facts.idempotency_key = "order-42";
+      facts.content_type = "application/json; charset=utf-8";
+    }
+  }
+  Verdict check(system_clock::time_point now) { return check_request(facts, lookup, now); }
+  Verdict check() { return check(at(kTs)); }
+};
+}  // namespace
+
+Test(auth_core, body_hash_and_post_vector_match_openssl) {
+  cr_expect_eq(sha256_hex(kBody), kBodyHash);
+  cr_expect_eq(sign(kSecret, canonical_string(kTs, "POST", "/api/v1/members", kBodyHash)), kPostVector);
+  Signed s;
+  cr_expect_eq(s.sig, kPostVector);
+  const Verdict v = s.check();
+  cr_assert(!v.error, "%s", v.message.c_str());
+  cr_assert(v.key.has_value());
+  cr_expect_eq(v.key->club_id, 7);
+  cr_expect_eq(v.key->partner_ref, std::string_view("club-a"));
+  cr_expect(v.message.empty());
+}
+
+Test(auth_core, window_edges_exact) {
+  Signed s;
+  const auto t = at(kTs);
+  cr_expect_eq(code(s.check(t + seconds(300))), std::string("ok"));
+  cr_expect_eq(code(s.check(t - seconds(300))), std::string("ok"));
+  cr_expect_eq(code(s.check(t + seconds(300) + nanoseconds(1))), std::string("stale_timestamp"));
+  cr_expect_eq(code(s.check(t - seconds(300) - nanoseconds(1))), std::string("stale_timestamp"));
+  cr_expect_eq(code(s.check(t + seconds(301))), std::string("stale_timestamp"));
+  cr_expect_eq(code(s.check(t - seconds(301))), std::string("stale_timestamp"));
+  // A narrower configured window, and its number in the message.
+  const Verdict v = check_request(s.facts, s.lookup, t + seconds(31), seconds(30));
+  cr_expect_eq(code(v), std::string("stale_timestamp"));
+  cr_expect(v.message.find("30 s") != std::string::npos, "%s", v.message.c_str());
+  cr_expect_eq(code(check_request(s.facts, s.lookup, t + seconds(30), seconds(30))), std::string("ok"));
+}
+
+// Far-off years must be stale, not wrap around a 64-bit nanosecond count
+// (2611-06 is ~2^64 ns after 2026-11) and land back inside the window.
+Test(auth_core, far_off_timestamps_are_stale) {
+  for (const char* far : {"2611-06-13T12:45:28Z", "2611-06-13T12:45:28.5Z", "9999-12-31T23:59:59Z",
+                          "0000-01-01T00:00:00Z", "1441-04-30T00:00:00Z"}) {
+    Signed s;
+    s.ts = far;
+    s.facts.timestamp = s.ts;
+    s.sig = sign(kSecret, canonical_string(s.ts, "POST", s.path, s.hash));
+    s.facts.signature = s.sig;
+    cr_expect_eq(code(s.check(at("2026-11-22T10:00:00Z"))), std::string("stale_timestamp"), "%s", far);
+  }
+  cr_expect(!parse_timestamp("2611-06-13T12:45:28Z"), "outside what Timestamp holds");
+  cr_expect(parse_timestamp("2261-12-31T23:59:59.999999999Z").has_value());
+  cr_expect(parse_timestamp("1678-01-01T00:00:00Z").has_value());
+}
+
+Test(auth_core, timestamp_details) {
+  const auto base = *parse_timestamp("2024-02-29T23:59:59Z");
+  cr_expect(parse_timestamp("2024-02-29T23:59:59.1Z") == base + milliseconds(100));
+  cr_expect(parse_timestamp("2024-02-29T23:59:59.000000001+00:00") == base + nanoseconds(1));
+  cr_expect(parse_timestamp("2000-02-29T00:00:00Z").has_value());   // divisible by 400: leap
+  cr_expect(!parse_timestamp("1900-02-29T00:00:00Z"));              // divisible by 100: not leap
+  cr_expect(!parse_timestamp("2026-04-31T00:00:00Z"));
+  cr_expect(!parse_timestamp("2026-00-10T00:00:00Z"));
+  cr_expect(!parse_timestamp("2026-11-00T00:00:00Z"));
+  cr_expect(!parse_timestamp("2026-11-22T10:60:00Z"));
+  cr_expect(!parse_timestamp("2026-11-22T10:00:60Z"));
+  cr_expect(!parse_timestamp("2026-11-22T10:00:00-00:00"));
+  cr_expect(!parse_timestamp("2026-11-22T10:00:00+0000"));
+  cr_expect(!parse_timestamp("2026-11-22T10:00:00Z "));
+  cr_expect(!parse_timestamp(" 2026-11-22T10:00:00Z"));
+  cr_expect(!parse_timestamp("2026-11-22T10:00:00z"));
+  cr_expect(!parse_timestamp("2026-11-22t10:00:00Z"));
+  cr_expect(!parse_timestamp("26-11-22T10:00:00Z"));
+  cr_expect(!parse_timestamp("2026-1-22T10:00:00Z"));
+  cr_expect(!parse_timestamp("+2026-11-22T10:00:00Z"));
+  cr_expect(!parse_timestamp("2026-11-22T10:00:00.12a3Z"));
+  cr_expect(!parse_timestamp("1763805600"));
+  cr_expect(!parse_timestamp(""));
+  cr_expect(!parse_timestamp(std::string_view("2026-11-22T10:00:00\0Z", 21)));
+}
+
+Test(auth_core, malformed_signatures_are_invalid_signature) {
+  for (std::string bad : {std::string(""), std::string("v1="), kPostVector.substr(3), "v2=" + kPostVector.substr(3),
+                          "V1=" + kPostVector.substr(3), kPostVector + "a", kPostVector.substr(0, 66),
+                          " " + kPostVector, "v1=" + std::string(64, 'z'), "v1=" + std::string(64, '0')}) {
+    Signed s;
+    s.facts.signature = bad;
+    cr_expect_eq(code(s.check()), std::string("invalid_signature"), "[%s]", bad.c_str());
+  }
+  Signed s;
+  std::string upper = s.sig;
+  for (std::size_t i = 3; i < upper.size(); ++i) upper[i] = static_cast<char>(std::toupper(upper[i]));
+  s.facts.signature = upper;
+  cr_expect_eq(code(s.check()), std::string("ok"));
+}
+
+Test(auth_core, anything_changed_after_signing_is_invalid_signature) {
+  { Signed s; s.facts.body_sha256_hex = sha256_hex(kBody + " "); cr_expect_eq(code(s.check()), std::string("invalid_signature")); }
+  { Signed s; s.facts.body_sha256_hex = kEmpty; cr_expect_eq(code(s.check()), std::string("invalid_signature")); }
+  { Signed s; s.facts.path = "/api/v1/members/"; cr_expect_eq(code(s.check()), std::string("invalid_signature")); }
+  { Signed s; s.facts.path = "/api/v1/Members"; cr_expect_eq(code(s.check()), std::string("invalid_signature")); }
+  { Signed s; s.facts.path = "/api/v1/%6Dembers"; cr_expect_eq(code(s.check()), std::string("invalid_signature")); }
+  { Signed s; s.facts.method = "PUT"; cr_expect_eq(code(s.check()), std::string("invalid_signature")); }
+  // Same instant, other spelling: the signature covers the header as sent.
+  { Signed s; s.facts.timestamp = "2026-11-22T10:00:00.123+00:00"; cr_expect_eq(code(s.check()), std::string("invalid_signature")); }
+  { Signed s; s.lookup = [](std::string_view) -> std::optional<KeyView> { return KeyView{"other", 7, "club-a"}; };
+    cr_expect_eq(code(s.check()), std::string("invalid_signature")); }
+}
+
+Test(auth_core, order_and_messages) {
+  const auto expect = [](Signed& s, const char* want, const char* mentions) {
+    const Verdict v = s.check();
+    cr_expect_eq(code(v), std::string(want), "%s", mentions);
+    cr_expect(!v.key.has_value());
+    cr_expect(v.message.find(mentions) != std::string::npos, "[%s] lacks %s", v.message.c_str(), mentions);
+    cr_expect(v.message.find(kSecret) == std::string::npos);
+    cr_expect(v.message.find(s.sig.substr(3)) == std::string::npos);
+  };
+  { Signed s; s.facts.key_id.reset(); expect(s, "unauthorized", "X-MR-Key-Id"); cr_expect_eq(s.lookups, 0); }
+  { Signed s; s.facts.key_id = ""; expect(s, "unauthorized", "X-MR-Key-Id"); }
+  { Signed s; s.facts.key_id = "mrk_prd_a"; expect(s, "unauthorized", "X-MR-Key-Id"); cr_expect_eq(s.lookups, 1); }
+  // An unknown key wins over everything after it.
+  { Signed s; s.facts.key_id = "nope"; s.facts.timestamp.reset(); s.facts.idempotency_key.reset();
+    expect(s, "unauthorized", "X-MR-Key-Id"); }
+  { Signed s; s.facts.timestamp.reset(); expect(s, "invalid_request", "X-MR-Timestamp"); }
+  { Signed s; s.facts.signature.reset(); expect(s, "invalid_request", "X-MR-Signature"); }
+  { Signed s; s.facts.timestamp = "2026-11-22 10:00:00Z"; expect(s, "invalid_request", "X-MR-Timestamp"); }
+  { Signed s; s.facts.idempotency_key.reset(); expect(s, "invalid_request", "X-MR-Idempotency-Key"); }
+  { Signed s; s.facts.idempotency_key = ""; expect(s, "invalid_request", "X-MR-Idempotency-Key"); }
+  { Signed s; s.facts.idempotency_key = "two words"; expect(s, "invalid_request", "X-MR-Idempotency-Key"); }
+  { Signed s; s.facts.idempotency_key = std::string(256, 'k'); expect(s, "invalid_request", "X-MR-Idempotency-Key"); }
+  { Signed s; s.facts.content_type.reset(); expect(s, "invalid_request", "Content-Type"); }
+  { Signed s; s.facts.content_type = "application/x-www-form-urlencoded"; expect(s, "invalid_request", "Content-Type"); }
+  // invalid_request wins over a stale timestamp and a bad signature.
+  { Signed s; s.facts.content_type.reset(); s.facts.signature = "v1=bad";
+    cr_expect_eq(code(s.check(at(kTs) + hours(1))), std::string("invalid_request")); }
+  // stale_timestamp wins over a bad signature.
+  { Signed s; s.facts.signature = "v1=bad";
+    const Verdict v = s.check(at(kTs) + hours(1));
+    cr_expect_eq(code(v), std::string("stale_timestamp"));
+    cr_expect(v.message.find("X-MR-Timestamp") != std::string::npos); }
+  { Signed s; s.facts.body_sha256_hex = kEmpty; expect(s, "invalid_signature", "X-MR-Signature"); }
+}
+
+Test(auth_core, get_needs_no_idempotency_key_or_content_type) {
+  Signed s("GET");
+  cr_expect(!s.facts.idempotency_key && !s.facts.content_type);
+  cr_expect_eq(code(s.check()), std::string("ok"));
+  // Only POST needs the idempotency key and a JSON content type.
+  Signed d("DELETE");
+  cr_expect_eq(code(d.check()), std::string("ok"));
+}
+
+Test(auth_core, content_types) {
+  cr_expect(is_json_content_type("application/json;charset=utf-8"));
+  cr_expect(is_json_content_type("APPLICATION/JSON ; charset=UTF-8"));
+  cr_expect(!is_json_content_type(""));
+  cr_expect(!is_json_content_type("application/json-patch+json"));
+  cr_expect(!is_json_content_type("application/problem+json"));
+  cr_expect(!is_json_content_type("text/json"));
+  cr_expect(idempotency_key_valid("~!\"#$%&'()*+,-./09:;<=>?@AZ[\\]^_`az{|}"));
+  cr_expect(!idempotency_key_valid("tab\there"));
+  cr_expect(!idempotency_key_valid("caf\xc3\xa9"));
+  cr_expect(!idempotency_key_valid(std::string_view("nul\0", 4)));
+}
