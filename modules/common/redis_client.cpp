@@ -200,6 +200,10 @@ Call* Client::command(const std::vector<std::string_view>& argv,
   }
   call.release();  // owned by hiredis until reply_cb
   ngx_add_timer(&handle->timer, settings_.command_timeout);
+  // Write now rather than on the next loop iteration: a command issued
+  // just before an HTTP response (the stored idempotent answer) then
+  // reaches Redis before the client can send its retry.
+  if (connected_ && !(ac_->c.flags & REDIS_IN_CALLBACK)) redisAsyncHandleWrite(ac_);
   return handle;
 }
 

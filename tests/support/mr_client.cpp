@@ -21,8 +21,16 @@ size_t on_body(char* data, size_t size, size_t n, void* out) {
   return size * n;
 }
 
-size_t on_header(char* data, size_t size, size_t n, void* out) {
+size_t on_header(char* data, size_t size, size_t n, void* userdata) {
+  auto* out = static_cast<HttpResponse*>(userdata);
   std::string_view line(data, size * n);
+  while (!line.empty() && (line.back() == '\r' || line.back() == '\n')) line.remove_suffix(1);
+  if (line.starts_with("HTTP/")) {
+    // A new response starts (after a 1xx): keep only the final one's headers.
+    out->status_line = std::string(line);
+    out->headers.clear();
+    return size * n;
+  }
   auto colon = line.find(':');
   if (colon != std::string_view::npos) {
     std::string name(line.substr(0, colon));
@@ -31,13 +39,56 @@ size_t on_header(char* data, size_t size, size_t n, void* out) {
     while (!value.empty() && (value.front() == ' ')) value.remove_prefix(1);
     while (!value.empty() && (value.back() == '\r' || value.back() == '\n' || value.back() == ' '))
       value.remove_suffix(1);
-    (*static_cast<std::map<std::string, std::string>*>(out))[name] = std::string(value);
+    out->headers[name] = std::string(value);
   }
   return size * n;
 }
 
 std::string_view path_only(std::string_view path_and_query) {
   return path_and_query.substr(0, path_and_query.find('?'));
+}
+
+bool iequals(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+// Splits one line of a POSIX shell env file into words, undoing '...',
+// "..." (with \" \\ \$ \`) and backslash quoting; stops at an unquoted #.
+std::vector<std::string> shell_words(std::string_view line) {
+  std::vector<std::string> words;
+  std::string word;
+  bool in_word = false;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (c == ' ' || c == '\t' || c == '\r') {
+      if (in_word) words.push_back(std::move(word));
+      word.clear();
+      in_word = false;
+    } else if (c == '#' && !in_word) {
+      break;
+    } else if (c == '\'') {
+      const std::size_t end = line.find('\'', i + 1);
+      word.append(line.substr(i + 1, end == std::string_view::npos ? std::string_view::npos : end - i - 1));
+      i = end == std::string_view::npos ? line.size() : end;
+      in_word = true;
+    } else if (c == '"') {
+      for (++i; i < line.size() && line[i] != '"'; ++i) {
+        if (line[i] == '\\' && i + 1 < line.size() && std::string_view("\"\\$`").find(line[i + 1]) != std::string_view::npos) ++i;
+        word.push_back(line[i]);
+      }
+      in_word = true;
+    } else if (c == '\\' && i + 1 < line.size()) {
+      word.push_back(line[++i]);
+      in_word = true;
+    } else {
+      word.push_back(c);
+      in_word = true;
+    }
+  }
+  if (in_word) words.push_back(std::move(word));
+  return words;
 }
 
 }  // namespace
@@ -82,20 +133,25 @@ HttpResponse MrClient::send(std::string_view method, std::string_view path_and_q
   curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, m.c_str());
   curl_easy_setopt(c, CURLOPT_TIMEOUT, 30L);
   curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-  bool chunked = false;
+  // HEAD: no body follows the headers, curl must not wait for one.
+  if (method == "HEAD") curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
+  char error[CURL_ERROR_SIZE] = "";
+  curl_easy_setopt(c, CURLOPT_ERRORBUFFER, error);
+  bool chunked = false, has_content_type = false;
   struct SlistFree {
     void operator()(curl_slist* l) const { curl_slist_free_all(l); }
   };
   curl_slist* list = nullptr;
   for (const auto& [k, v] : headers) {
-    if (k == "Transfer-Encoding" && v == "chunked") chunked = true;
-    list = curl_slist_append(list, (k + ": " + v).c_str());
+    if (iequals(k, "Transfer-Encoding") && iequals(v, "chunked")) chunked = true;
+    if (iequals(k, "Content-Type")) has_content_type = true;
+    // "Name;" is curl's spelling of a header sent with an empty value.
+    list = curl_slist_append(list, (v.empty() ? k + ";" : k + ": " + v).c_str());
   }
+  // No 100-continue round trip, and no Content-Type the caller did not ask
+  // for (curl would add application/x-www-form-urlencoded to a POST).
   list = curl_slist_append(list, "Expect:");
-  if (!headers.empty() && std::none_of(headers.begin(), headers.end(),
-                                       [](const auto& kv) { return kv.first == "Content-Type"; })) {
-    list = curl_slist_append(list, "Content-Type:");
-  }
+  if (!has_content_type) list = curl_slist_append(list, "Content-Type:");
   std::unique_ptr<curl_slist, SlistFree> owned(list);
   curl_easy_setopt(c, CURLOPT_HTTPHEADER, list);
   struct Reader {
@@ -119,10 +175,14 @@ HttpResponse MrClient::send(std::string_view method, std::string_view path_and_q
   curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
   curl_easy_setopt(c, CURLOPT_WRITEDATA, &out.body);
   curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
-  curl_easy_setopt(c, CURLOPT_HEADERDATA, &out.headers);
-  if (curl_easy_perform(c) == CURLE_OK) {
+  curl_easy_setopt(c, CURLOPT_HEADERDATA, &out);
+  const CURLcode rc = curl_easy_perform(c);
+  if (rc == CURLE_OK) {
     curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &out.status);
+  } else {
+    out.error = error[0] != '\0' ? error : curl_easy_strerror(rc);
   }
+  curl_easy_setopt(c, CURLOPT_ERRORBUFFER, nullptr);  // `error` dies here
   return out;
 }
 
@@ -148,12 +208,12 @@ std::map<std::string, std::string> read_env_file(const std::string& path) {
   std::istringstream in(read_file(path));
   std::string line;
   while (std::getline(in, line)) {
-    if (line.starts_with("export ")) line = line.substr(7);
-    auto eq = line.find('=');
-    if (eq == std::string::npos || line.starts_with("#")) continue;
-    std::string value = line.substr(eq + 1);
-    if (value.size() >= 2 && (value.front() == '\'' || value.front() == '"')) value = value.substr(1, value.size() - 2);
-    env[line.substr(0, eq)] = value;
+    // `export A='x' B=y` or `A=x`, one or more assignments a line.
+    for (const std::string& word : shell_words(line)) {
+      const auto eq = word.find('=');
+      if (eq == 0 || eq == std::string::npos) continue;  // `export`, stray words
+      env[word.substr(0, eq)] = word.substr(eq + 1);
+    }
   }
   return env;
 }

@@ -19,6 +19,8 @@ struct HttpResponse {
   long status = 0;
   std::string body;
   std::map<std::string, std::string> headers;  // lower-case names
+  std::string status_line;  // e.g. "HTTP/1.1 201 Created"
+  std::string error;        // curl's reason when no answer came (status 0)
 };
 
 using HeaderList = std::vector<std::pair<std::string, std::string>>;
@@ -51,6 +53,8 @@ class MrClient {
 std::string rfc3339(std::chrono::system_clock::time_point t);
 std::string now_rfc3339();
 rapidjson::Document parse_json(std::string_view text);
+// KEY=value lines as a shell would read them: `export A='x' B="y"`, quotes
+// undone, comments skipped. Missing file: empty map.
 std::map<std::string, std::string> read_env_file(const std::string& path);
 std::string read_file(const std::string& path);
 

@@ -1,15 +1,12 @@
 // mr-sign: signs a partner API request (contract section 2) and prints its
 // headers, a ready-to-paste curl command, or sends it and prints the answer.
-//
-//   mr-sign --method POST --path /api/v1/members --body FILE|- [--key-id ID]
-//           [--secret S] [--timestamp T] [--idempotency-key K]
-//           [--send BASE_URL | --print-curl [--base-url URL]]
-// Defaults: MR_KEY_ID, MR_KEY_SECRET, MR_BASE_URL from the environment.
+#include <cctype>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <iterator>
 #include <map>
+#include <set>
 #include <sstream>
 #include <string>
 
@@ -18,40 +15,67 @@
 
 namespace {
 
+constexpr const char* kUsage = R"(usage: mr-sign --method M --path /api/v1/... [options]
+  --key-id ID            key id (default: $MR_KEY_ID)
+  --secret S             key secret (default: $MR_KEY_SECRET)
+  --method M             HTTP method, signed in upper case
+  --path P               path as sent; a ?query is sent but not signed
+  --body FILE|-          raw body bytes from FILE or stdin (default: empty)
+  --timestamp T          X-MR-Timestamp to sign (default: now, UTC)
+  --idempotency-key K    POST only (default: a random one)
+  --send BASE_URL        send it and print status line, headers and body
+  --print-curl           print a curl command line instead of the headers
+  --base-url URL         base URL for --print-curl (default: $MR_BASE_URL)
+Without --send or --print-curl: prints the headers, one "Name: value" a line.
+Exit status: 0 signed (or sent and answered below 400), 1 answered 400 or
+above, 2 usage or transport error.
+)";
+
+// One shell word: single-quoted, with ' written as '\''.
 std::string shell_quote(const std::string& s) {
   std::string out = "'";
   for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
   return out + "'";
 }
 
-int fail(const std::string& message) {
-  std::cerr << "mr-sign: " << message << "\n";
+int fail(const std::string& message, bool usage = true) {
+  std::cerr << "mr-sign: " << message << (usage ? "\n(mr-sign --help for usage)\n" : "\n");
   return 2;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  static const std::set<std::string> kValued = {"key-id", "secret", "method", "path", "body", "timestamp",
+                                                "idempotency-key", "send", "base-url"};
   std::map<std::string, std::string> opt;
   for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
+    const std::string a = argv[i];
+    if (a == "--help" || a == "-h") {
+      std::cout << kUsage;
+      return 0;
+    }
     if (a == "--print-curl") {
       opt["print-curl"] = "1";
-    } else if (a.starts_with("--") && i + 1 < argc) {
+    } else if (a.starts_with("--") && kValued.contains(a.substr(2))) {
+      if (i + 1 >= argc) return fail(a + " needs a value");
       opt[a.substr(2)] = argv[++i];
     } else {
-      return fail("unexpected argument " + a);
+      return fail("unknown argument " + a);
     }
   }
   const auto get = [&](const std::string& k, const char* env) -> std::string {
-    if (opt.contains(k)) return opt[k];
+    if (auto it = opt.find(k); it != opt.end()) return it->second;
     const char* v = env ? std::getenv(env) : nullptr;
     return v ? v : "";
   };
   const std::string key_id = get("key-id", "MR_KEY_ID"), secret = get("secret", "MR_KEY_SECRET");
-  std::string method = get("method", nullptr), path = get("path", nullptr);
+  std::string method = get("method", nullptr);
+  const std::string path = get("path", nullptr);
   if (key_id.empty() || secret.empty()) return fail("--key-id and --secret (or MR_KEY_ID, MR_KEY_SECRET) are required");
   if (method.empty() || path.empty()) return fail("--method and --path are required");
+  if (!path.starts_with("/")) return fail("--path must start with / (the base URL goes in --send or --base-url)");
+  if (opt.contains("send") && opt.contains("print-curl")) return fail("--send and --print-curl exclude each other");
   for (char& c : method) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
 
   std::string body;
@@ -65,7 +89,10 @@ int main(int argc, char** argv) {
     }
   }
   const std::string base = opt.contains("send") ? opt["send"] : get("base-url", "MR_BASE_URL");
+  if (opt.contains("print-curl") && base.empty()) return fail("--print-curl needs --base-url or MR_BASE_URL");
+
   mr::MrClient client(base, key_id, secret);
+  // The query string travels but is not part of the canonical string.
   const std::string path_no_query = path.substr(0, path.find('?'));
   std::optional<std::string> ts;
   if (opt.contains("timestamp")) ts = opt["timestamp"];
@@ -77,11 +104,12 @@ int main(int argc, char** argv) {
   }
 
   if (opt.contains("send")) {
-    mr::HttpResponse r = client.send(method, path, body, headers);
-    if (r.status == 0) return fail("no answer from " + base);
-    std::cout << "HTTP " << r.status << "\n";
+    const mr::HttpResponse r = client.send(method, path, body, headers);
+    if (r.status == 0) return fail("no answer from " + base + ": " + r.error, false);
+    std::cout << r.status_line << "\n";
     for (const auto& [k, v] : r.headers) std::cout << k << ": " << v << "\n";
-    std::cout << "\n" << r.body << "\n";
+    std::cout << "\n" << r.body;
+    if (!r.body.empty() && !r.body.ends_with('\n')) std::cout << "\n";
     return r.status < 400 ? 0 : 1;
   }
   if (opt.contains("print-curl")) {
