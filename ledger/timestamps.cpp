@@ -18,36 +18,30 @@ std::optional<int> digits(std::string_view text, std::size_t pos, std::size_t n)
 
 }  // namespace
 
-std::optional<Timestamp> parse_rfc3339_utc(std::string_view t) {
-  // YYYY-MM-DDTHH:MM:SS
+std::optional<Rfc3339> parse_rfc3339_utc(std::string_view t) {
+  using namespace std::chrono;
   if (t.size() < 20 || t[4] != '-' || t[7] != '-' || t[10] != 'T' || t[13] != ':' || t[16] != ':') {
     return std::nullopt;
   }
-  auto year = digits(t, 0, 4), month = digits(t, 5, 2), day = digits(t, 8, 2);
-  auto hour = digits(t, 11, 2), minute = digits(t, 14, 2), second = digits(t, 17, 2);
-  if (!year || !month || !day || !hour || !minute || !second) return std::nullopt;
-  if (*hour > 23 || *minute > 59 || *second > 59) return std::nullopt;
-  const std::chrono::year_month_day ymd{std::chrono::year{*year},
-                                        std::chrono::month{static_cast<unsigned>(*month)},
-                                        std::chrono::day{static_cast<unsigned>(*day)}};
-  if (!ymd.ok()) return std::nullopt;
+  const auto y = digits(t, 0, 4), mo = digits(t, 5, 2), d = digits(t, 8, 2);
+  const auto h = digits(t, 11, 2), mi = digits(t, 14, 2), s = digits(t, 17, 2);
+  if (!y || !mo || !d || !h || !mi || !s || *h > 23 || *mi > 59 || *s > 59) return std::nullopt;
+  const year_month_day ymd{year{*y}, month{static_cast<unsigned>(*mo)}, day{static_cast<unsigned>(*d)}};
+  if (!ymd.ok()) return std::nullopt;  // month 1-12, day within the month, leap years
   std::size_t pos = 19;
   std::int64_t nanos = 0;
-  if (pos < t.size() && t[pos] == '.') {
+  if (t[pos] == '.') {
     std::size_t n = 0;
-    ++pos;
-    while (pos < t.size() && t[pos] >= '0' && t[pos] <= '9') {
+    for (++pos; pos < t.size() && t[pos] >= '0' && t[pos] <= '9'; ++pos) {
       if (++n > 9) return std::nullopt;
       nanos = nanos * 10 + (t[pos] - '0');
-      ++pos;
     }
     if (n == 0) return std::nullopt;
-    for (std::size_t i = n; i < 9; ++i) nanos *= 10;
+    for (; n < 9; ++n) nanos *= 10;
   }
   const std::string_view zone = t.substr(pos);
   if (zone != "Z" && zone != "+00:00") return std::nullopt;
-  using namespace std::chrono;
-  return sys_days{ymd} + hours{*hour} + minutes{*minute} + seconds{*second} + nanoseconds{nanos};
+  return Rfc3339{sys_days{ymd} + hours{*h} + minutes{*mi} + seconds{*s}, nanoseconds{nanos}};
 }
 
 std::string format_rfc3339_utc(std::chrono::system_clock::time_point t) {

@@ -102,53 +102,8 @@ bool signature_matches(std::string_view secret, std::string_view canonical, std:
 
 namespace {
 
-// Exactly n ASCII digits at text[pos].
-std::optional<int> digits(std::string_view text, std::size_t pos, std::size_t n) {
-  if (pos + n > text.size()) return std::nullopt;
-  int v = 0;
-  for (std::size_t i = pos; i < pos + n; ++i) {
-    if (text[i] < '0' || text[i] > '9') return std::nullopt;
-    v = v * 10 + (text[i] - '0');
-  }
-  return v;
-}
-
-// A parsed X-MR-Timestamp kept as whole seconds plus a fraction: seconds
-// cover years 0000-9999 without overflow, where a nanosecond count since
-// 1970 wraps after 2262 and could land a far-future stamp inside the window.
-struct WireTime {
-  std::chrono::sys_seconds seconds;
-  std::chrono::nanoseconds fraction;  // 0 .. 999'999'999
-};
-
-std::optional<WireTime> parse_wire_time(std::string_view t) {
-  using namespace std::chrono;
-  if (t.size() < 20 || t[4] != '-' || t[7] != '-' || t[10] != 'T' || t[13] != ':' || t[16] != ':') {
-    return std::nullopt;
-  }
-  const auto y = digits(t, 0, 4), mo = digits(t, 5, 2), d = digits(t, 8, 2);
-  const auto h = digits(t, 11, 2), mi = digits(t, 14, 2), s = digits(t, 17, 2);
-  if (!y || !mo || !d || !h || !mi || !s || *h > 23 || *mi > 59 || *s > 59) return std::nullopt;
-  const year_month_day ymd{year{*y}, month{static_cast<unsigned>(*mo)}, day{static_cast<unsigned>(*d)}};
-  if (!ymd.ok()) return std::nullopt;  // month 1-12, day within the month, leap years
-  std::size_t pos = 19;
-  std::int64_t nanos = 0;
-  if (t[pos] == '.') {
-    std::size_t n = 0;
-    for (++pos; pos < t.size() && t[pos] >= '0' && t[pos] <= '9'; ++pos) {
-      if (++n > 9) return std::nullopt;
-      nanos = nanos * 10 + (t[pos] - '0');
-    }
-    if (n == 0) return std::nullopt;
-    for (; n < 9; ++n) nanos *= 10;
-  }
-  const std::string_view zone = t.substr(pos);
-  if (zone != "Z" && zone != "+00:00") return std::nullopt;
-  return WireTime{sys_days{ymd} + hours{*h} + minutes{*mi} + seconds{*s}, nanoseconds{nanos}};
-}
-
 // |stamp - now| > window, exact to the nanosecond, for any stamp.
-bool outside_window(const WireTime& stamp, std::chrono::system_clock::time_point now,
+bool outside_window(const Rfc3339& stamp, std::chrono::system_clock::time_point now,
                     std::chrono::seconds window) {
   using namespace std::chrono;
   const auto now_s = floor<seconds>(now);
@@ -163,7 +118,7 @@ bool outside_window(const WireTime& stamp, std::chrono::system_clock::time_point
 
 std::optional<Timestamp> parse_timestamp(std::string_view text) {
   using namespace std::chrono;
-  const auto wire = parse_wire_time(text);
+  const auto wire = parse_rfc3339_utc(text);
   // Timestamp counts nanoseconds in 64 bits: years 1678-2261 fit.
   constexpr auto kMin = floor<seconds>(Timestamp::min()) + seconds(1);
   constexpr auto kMax = floor<seconds>(Timestamp::max()) - seconds(1);
@@ -205,7 +160,7 @@ Verdict check_request(const RequestFacts& f, const KeyLookup& lookup,
   }
   if (!f.timestamp) return fail(ErrorCode::invalid_request, "X-MR-Timestamp is missing.");
   if (!f.signature) return fail(ErrorCode::invalid_request, "X-MR-Signature is missing.");
-  const auto ts = parse_wire_time(*f.timestamp);
+  const auto ts = parse_rfc3339_utc(*f.timestamp);
   if (!ts) {
     return fail(ErrorCode::invalid_request, "X-MR-Timestamp must be RFC 3339 in UTC, e.g. 2026-11-22T10:00:00Z.");
   }
