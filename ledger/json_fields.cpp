@@ -1,6 +1,7 @@
 #include "ledger/json_fields.hpp"
 
 #include <algorithm>
+#include <climits>
 
 #include <rapidjson/error/en.h>
 
@@ -43,7 +44,19 @@ std::optional<std::string> Fields::text(const rapidjson::Value& obj, const std::
     problem(join(path, key), "must be 1 to " + std::to_string(max) + " bytes");
     return std::nullopt;
   }
+  if (!is_storable_utf8(s)) {
+    problem(join(path, key), "must be valid UTF-8 without NUL characters");
+    return std::nullopt;
+  }
   return s;
+}
+
+std::optional<std::string> Fields::note(const rapidjson::Value& obj, const std::string& path, const char* key,
+                                        std::size_t max) {
+  const rapidjson::Value* v = member(obj, path, key, false);
+  if (v == nullptr) return std::nullopt;
+  if (v->IsString() && v->GetStringLength() == 0) return std::string();
+  return text(obj, path, key, max, false);
 }
 
 std::optional<std::string> Fields::identifier(const rapidjson::Value& obj, const std::string& path,
@@ -85,7 +98,9 @@ std::optional<std::string> Fields::timestamp(const rapidjson::Value& obj, const 
                                              const char* key) {
   auto s = text(obj, path, key, 40);
   if (!s) return s;
-  if (!parse_rfc3339_utc(*s)) {
+  // Year 1 onwards: PostgreSQL has no year 0.
+  const auto parsed = parse_rfc3339_utc(*s);
+  if (!parsed || parsed->seconds < std::chrono::sys_days{std::chrono::year{1} / 1 / 1}) {
     problem(join(path, key), "must be an RFC 3339 UTC timestamp, e.g. 2026-11-22T10:00:00Z");
     return std::nullopt;
   }
@@ -110,7 +125,9 @@ std::optional<std::int64_t> Fields::integer(const rapidjson::Value& obj, const s
   // RapidJSON keeps 100.0 and 1e3 as doubles: only a plain integer token
   // is an Int64 here.
   if (!v->IsInt64()) {
-    problem(join(path, key), "must be an integer (no fraction or exponent)");
+    // A plain integer token beyond int64 is an integer out of range.
+    problem(join(path, key), v->IsUint64() ? "must be from " + std::to_string(min) + " to " + std::to_string(max)
+                                           : "must be an integer (no fraction or exponent)");
     return std::nullopt;
   }
   const std::int64_t n = v->GetInt64();
@@ -119,6 +136,56 @@ std::optional<std::int64_t> Fields::integer(const rapidjson::Value& obj, const s
     return std::nullopt;
   }
   return n;
+}
+
+bool is_storable_utf8(std::string_view s) {
+  std::size_t i = 0;
+  while (i < s.size()) {
+    const auto b = static_cast<unsigned char>(s[i]);
+    if (b == 0) return false;
+    if (b < 0x80) {
+      ++i;
+      continue;
+    }
+    std::size_t len;
+    std::uint32_t cp;
+    if (b >= 0xC2 && b <= 0xDF) {
+      len = 2, cp = b & 0x1F;
+    } else if (b >= 0xE0 && b <= 0xEF) {
+      len = 3, cp = b & 0x0F;
+    } else if (b >= 0xF0 && b <= 0xF4) {
+      len = 4, cp = b & 0x07;
+    } else {
+      return false;  // continuation byte, overlong lead C0/C1, or F5..FF
+    }
+    if (i + len > s.size()) return false;
+    for (std::size_t k = 1; k < len; ++k) {
+      const auto c = static_cast<unsigned char>(s[i + k]);
+      if ((c & 0xC0) != 0x80) return false;
+      cp = (cp << 6) | (c & 0x3F);
+    }
+    const bool overlong = (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000);
+    if (overlong || (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF) return false;
+    i += len;
+  }
+  return true;
+}
+
+std::optional<std::int64_t> clamped_integer_token(std::string_view body, const char* object, const char* key) {
+  rapidjson::Document raw;
+  raw.Parse<rapidjson::kParseNumbersAsStringsFlag | rapidjson::kParseIterativeFlag>(body.data(), body.size());
+  if (raw.HasParseError() || !raw.IsObject()) return std::nullopt;
+  const auto o = raw.FindMember(object);
+  if (o == raw.MemberEnd() || !o->value.IsObject()) return std::nullopt;
+  const auto k = o->value.FindMember(key);
+  if (k == o->value.MemberEnd() || !k->value.IsString()) return std::nullopt;
+  const std::string_view token(k->value.GetString(), k->value.GetStringLength());
+  const bool negative = token.starts_with('-');
+  const std::string_view digits = token.substr(negative ? 1 : 0);
+  if (digits.empty() || !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    return std::nullopt;
+  }
+  return negative ? INT64_MIN : INT64_MAX;
 }
 
 std::optional<rapidjson::Document> parse_object(std::string_view body, std::string& why) {

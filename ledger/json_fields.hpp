@@ -26,15 +26,20 @@ class Fields {
   // 1..128 bytes of printable ASCII.
   std::optional<std::string> identifier(const rapidjson::Value& obj, const std::string& path, const char* key,
                                         bool required = true);
-  // 1..max bytes (UTF-8 is checked when the body is parsed).
+  // 1..max bytes of UTF-8 without NUL (PostgreSQL's jsonb and text refuse
+  // both a NUL and the lone surrogates an escape such as \udc00 decodes to).
   std::optional<std::string> text(const rapidjson::Value& obj, const std::string& path, const char* key,
                                   std::size_t max, bool required = true);
+  // Optional free text of 0..max bytes (a reason): empty is allowed.
+  std::optional<std::string> note(const rapidjson::Value& obj, const std::string& path, const char* key,
+                                  std::size_t max);
   std::optional<std::string> email(const rapidjson::Value& obj, const std::string& path, const char* key);
   std::optional<std::string> currency(const rapidjson::Value& obj, const std::string& path, const char* key);
   std::optional<std::string> timestamp(const rapidjson::Value& obj, const std::string& path, const char* key);
   std::optional<std::string> digits(const rapidjson::Value& obj, const std::string& path, const char* key,
                                     std::size_t count);
-  // A JSON integer (no fraction, no exponent) in [min, max].
+  // A JSON integer (no fraction, no exponent) in [min, max]. RapidJSON keeps
+  // 100.0 and 1e3 as doubles, so only a plain integer token is an Int64.
   std::optional<std::int64_t> integer(const rapidjson::Value& obj, const std::string& path, const char* key,
                                       std::int64_t min, std::int64_t max, bool required = true);
 
@@ -45,6 +50,16 @@ class Fields {
                                  bool required);
   std::vector<FieldProblem>& problems_;
 };
+
+// Valid UTF-8 (no overlong form, no surrogate, nothing above U+10FFFF) and
+// no NUL byte.
+bool is_storable_utf8(std::string_view s);
+
+// The raw token of body[object][key] when it is an integer too large for
+// int64 (digits only, optional '-'), clamped to INT64_MAX / INT64_MIN; nullopt
+// for anything else. Lets a business range check see 10^20 as "too big"
+// where RapidJSON alone cannot tell it from the double 1e20.
+std::optional<std::int64_t> clamped_integer_token(std::string_view body, const char* object, const char* key);
 
 std::string join(const std::string& path, const char* key);
 

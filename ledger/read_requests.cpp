@@ -3,6 +3,7 @@
 #include <array>
 #include <algorithm>
 #include <charconv>
+#include <climits>
 
 namespace mr::ledger {
 namespace {
@@ -45,6 +46,17 @@ std::optional<std::string> path_identifier(std::string_view segment) {
   return decoded;
 }
 
+bool query_has_club_id(std::string_view query) {
+  while (!query.empty()) {
+    const auto amp = query.find('&');
+    const std::string_view pair = query.substr(0, amp);
+    query = amp == std::string_view::npos ? std::string_view{} : query.substr(amp + 1);
+    auto name = percent_decode(pair.substr(0, pair.find('=')), true);
+    if (name && *name == "clubId") return true;
+  }
+  return false;
+}
+
 std::variant<Error, HistoryQuery> parse_history_query(std::string_view query, bool with_filter) {
   static constexpr std::array kFilters = {"all", "earned", "redeemed", "reserved", "released", "reversed",
                                           "adjusted"};
@@ -61,7 +73,11 @@ std::variant<Error, HistoryQuery> parse_history_query(std::string_view query, bo
     if (name == "limit" || name == "before") {
       std::int64_t n = -1;
       auto [end, ec] = std::from_chars(value->data(), value->data() + value->size(), n);
-      const bool integer = ec == std::errc{} && end == value->data() + value->size() && !value->empty();
+      const bool integer = (ec == std::errc{} || ec == std::errc::result_out_of_range) &&
+                           end == value->data() + value->size() && !value->empty();
+      // Digits beyond int64 are still an integer: the largest one serves
+      // (limit is capped anyway; such a cursor means "from the newest").
+      if (ec == std::errc::result_out_of_range) n = value->front() == '-' ? -1 : INT64_MAX;
       if (name == "limit") {
         if (!integer || n < 1) return bad("limit", "must be an integer of at least 1");
         q.limit = static_cast<int>(std::min<std::int64_t>(n, 100));

@@ -15,6 +15,10 @@ namespace mr::ledger {
 // bytes of printable ASCII); nullopt when either fails.
 std::optional<std::string> path_identifier(std::string_view segment);
 
+// True when the query string names clubId (percent-decoded name): the club
+// comes from the key alone (contract section 1).
+bool query_has_club_id(std::string_view query);
+
 struct HistoryQuery {
   std::string filter = "all";
   int limit = 50;

@@ -39,15 +39,16 @@ Response fail(const Request& r, ErrorCode code, std::string_view message = {}) {
   return Response{http_status(code), render_error(code, message, r.request_id), false};
 }
 
+// Every segment, empty ones included: "/api/v1/members/" is not
+// "/api/v1/members" (a trailing slash names another, unknown, path).
 std::vector<std::string_view> segments(std::string_view path) {
   std::vector<std::string_view> out;
-  while (!path.empty()) {
+  for (;;) {
     const auto slash = path.find('/');
     out.push_back(path.substr(0, slash));
-    if (slash == std::string_view::npos) break;
+    if (slash == std::string_view::npos) return out;
     path = path.substr(slash + 1);
   }
-  return out;
 }
 
 Prepared write(const Request& r, Parsed parsed) {
@@ -82,6 +83,12 @@ Prepared route(const Request& r) {
   const auto parts = segments(r.path);  // "", "api", "v1", ...
   if (parts.size() < 4 || parts[0] != "" || parts[1] != "api" || parts[2] != "v1") {
     return fail(r, ErrorCode::not_found);
+  }
+  // The club comes from the key alone; the edge refuses this too, the
+  // domain keeps the rule so it holds whoever calls it.
+  if (query_has_club_id(r.query)) {
+    return fail(r, Error{ErrorCode::invalid_request, "clubId is not accepted in the query string.",
+                         {{"clubId", "the club is taken from the key; remove clubId"}}});
   }
   const std::string_view resource = parts[3];
   const bool get = r.method == "GET", post = r.method == "POST";
@@ -127,7 +134,10 @@ Prepared route(const Request& r) {
   if (resource == "redemptions" && parts.size() == 5) {
     return only(get, [&]() -> Prepared {
       auto id = path_identifier(parts[4]);
-      if (!id) return fail(r, ErrorCode::redemption_not_found);
+      if (!id) {
+        return fail(r, Error{ErrorCode::invalid_request, "Invalid redemption id in the path.",
+                             {{"redemptionId", "must be 1 to 128 printable ASCII characters"}}});
+      }
       return statement("SELECT mr_redemption($1::bigint, $2, $3)",
                        {std::to_string(r.club_id), *id, std::string(r.request_id)});
     });
@@ -141,8 +151,14 @@ Prepared prepare(const Request& request) noexcept {
   try {
     return route(request);
   } catch (...) {
-    return Response{500, "{\"ok\":false,\"error\":{\"code\":\"internal_error\",\"message\":\"Internal error.\"}}",
-                    false};
+    // Out of memory: try the normal envelope (it names the request id),
+    // else a constant body.
+    try {
+      return Response{500, render_error(ErrorCode::internal_error, "", request.request_id), false};
+    } catch (...) {
+      return Response{500, "{\"ok\":false,\"error\":{\"code\":\"internal_error\",\"message\":\"Internal error.\"}}",
+                      false};
+    }
   }
 }
 

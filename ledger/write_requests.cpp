@@ -121,7 +121,7 @@ Parsed parse_settlement(std::string_view body) {
 
 Parsed parse_reversal(std::string_view body) {
   return build(body, "reverse", [](const rapidjson::Document& d, Fields& f, Writer& w) {
-    put(w, "reason", f.text(d, "", "reason", 500, false));
+    put(w, "reason", f.note(d, "", "reason", 500));
     const rapidjson::Value* t = read_event(d, f, w);
     if (t == nullptr) return;
     put(w, "externalTransactionId", f.identifier(*t, "transaction", "externalTransactionId"));
@@ -131,7 +131,7 @@ Parsed parse_reversal(std::string_view body) {
 }
 
 Parsed parse_redemption(std::string_view body) {
-  return build(body, "redeem", [](const rapidjson::Document& d, Fields& f, Writer& w) {
+  return build(body, "redeem", [body](const rapidjson::Document& d, Fields& f, Writer& w) {
     put(w, "partnerRef", f.identifier(d, "", "partnerRef"));
     put(w, "requestId", f.identifier(d, "", "requestId"));
     if (const rapidjson::Value* m = f.object(d, "", "member", true)) {
@@ -139,8 +139,15 @@ Parsed parse_redemption(std::string_view body) {
     }
     if (const rapidjson::Value* r = f.object(d, "", "redemption", true)) {
       // Any JSON integer here: its range is a business rule
-      // (invalid_redemption_points), checked after the member.
-      put(w, "points", f.integer(*r, "redemption", "points", INT64_MIN, INT64_MAX));
+      // (invalid_redemption_points), checked after the member. An integer
+      // token beyond int64 is kept as "too big" rather than refused.
+      std::optional<std::int64_t> points;
+      const auto p = r->FindMember("points");
+      if (p != r->MemberEnd() && p->value.IsNumber() && !p->value.IsInt64()) {
+        points = clamped_integer_token(body, "redemption", "points");
+      }
+      if (!points) points = f.integer(*r, "redemption", "points", INT64_MIN, INT64_MAX);
+      put(w, "points", points);
       put(w, "currency", f.currency(*r, "redemption", "currency"));
     }
   });
@@ -150,7 +157,7 @@ Parsed parse_close(std::string_view body, std::string_view external_member_id) {
   const std::string member(external_member_id);
   return build(body, "close", [&member](const rapidjson::Document& d, Fields& f, Writer& w) {
     put(w, "partnerRef", f.identifier(d, "", "partnerRef"));
-    put(w, "reason", f.text(d, "", "reason", 500, false));
+    put(w, "reason", f.note(d, "", "reason", 500));
     put(w, "externalMemberId", std::optional<std::string>(member));
   });
 }
