@@ -2,11 +2,15 @@
 // with a failing and a passing case, query rules and rendering.
 #include <criterion/criterion.h>
 
+#include <climits>
 #include <string>
+#include <utility>
 
 #include <rapidjson/document.h>
 
 #include "ledger/api.hpp"
+#include "ledger/json_fields.hpp"
+#include "ledger/timestamps.hpp"
 #include "ledger/read_requests.hpp"
 #include "ledger/result_render.hpp"
 #include "ledger/write_requests.hpp"
@@ -198,6 +202,15 @@ Test(validation, club_id_and_bad_json) {
   cr_expect_eq(immediate(req("POST", "/api/v1/members", member(R"("email":"a@b.c","nickname":"x")"))).status, 0);
 }
 
+Test(validation, timestamps_any_year_but_zero) {
+  std::string far = settle("100");
+  far.replace(far.find("2026-11-20T10:00:00Z"), 20, "9999-12-31T23:59:59Z");
+  cr_expect_eq(immediate(req("POST", "/api/v1/transactions/settled", far)).status, 0);
+  std::string zero = settle("100");
+  zero.replace(zero.find("2026-11-20T10:00:00Z"), 20, "0000-01-01T00:00:00Z");
+  cr_expect_eq(fields_of(immediate(req("POST", "/api/v1/transactions/settled", zero))), std::string("occurredAt;"));
+}
+
 Test(validation, reversal) {
   const std::string base =
       R"({"partnerRef":"club-a","eventId":"e","occurredAt":"2026-11-20T10:00:00Z","member":{"externalMemberId":"m"},)"
@@ -270,4 +283,330 @@ Test(rendering, pending_renders_the_single_row) {
   cr_expect_eq(r.body, std::string(R"({"ok":true,"data":{"pointsBalance":5}})"));
   // Deterministic: the same result renders the same bytes.
   cr_expect_eq(pending->render(result, "other").body, r.body);
+}
+
+// ---- Boundaries and storage-safety of each field rule -----------------------
+
+namespace {
+
+const Query& pending_query(const Prepared& p) {
+  auto* pending = std::get_if<std::unique_ptr<Pending>>(&p);
+  cr_assert(pending != nullptr, "expected a statement, got an immediate response");
+  return (*pending)->query();
+}
+
+std::string settle_with(const std::string& from, const std::string& to) {
+  std::string s = settle("100");
+  const auto at = s.find(from);
+  cr_assert(at != std::string::npos);
+  return s.replace(at, from.size(), to);
+}
+
+}  // namespace
+
+Test(timestamps, accepted_forms_and_value) {
+  using namespace std::chrono;
+  for (const char* ok : {"2026-11-20T10:00:00Z", "2026-11-20T10:00:00+00:00", "2026-11-20T10:00:00.1Z",
+                         "2026-11-20T10:00:00.123456789Z", "2024-02-29T23:59:59Z"}) {
+    cr_expect(mr::parse_rfc3339_utc(ok).has_value(), "%s refused", ok);
+  }
+  cr_expect_eq(mr::format_rfc3339_utc(system_clock::time_point(seconds(86400 + 61))),
+               std::string("1970-01-02T00:01:01Z"));
+}
+
+Test(timestamps, refused_forms) {
+  for (const char* bad : {"2026-11-20T10:00:00.1234567890Z", "2026-02-30T10:00:00Z", "2025-02-29T10:00:00Z",
+                          "2026-11-20T24:00:00Z", "2026-11-20T10:60:00Z", "2026-11-20T10:00:60Z",
+                          "2026-11-20T10:00:00+01:00", "2026-11-20T10:00:00-00:00", "2026-11-20T10:00:00z",
+                          "2026-11-20T10:00:00", "2026-11-20T10:00:00.Z", "2026-11-20 10:00:00Z", "2026-11-20",
+                          "2026-11-20T10:00:00ZZ", ""}) {
+    cr_expect(!mr::parse_rfc3339_utc(bad).has_value(), "%s accepted", bad);
+  }
+}
+
+Test(validation, timestamps_in_bodies_are_kept_as_sent) {
+  auto bad = immediate(req("POST", "/api/v1/transactions/settled",
+                           settle_with("\"occurredAt\":\"2026-11-20T10:00:00Z\"", "\"occurredAt\":\"2026-11-20T10:00:00+02:00\"")));
+  cr_expect_eq(fields_of(bad), std::string("occurredAt;"));
+  const std::string body = settle_with("\"occurredAt\":\"2026-11-20T10:00:00Z\"",
+                                       "\"occurredAt\":\"2026-11-20T10:00:00.250+00:00\"");
+  Prepared p = prepare(req("POST", "/api/v1/transactions/settled", body));
+  rapidjson::Document cmd;
+  cmd.Parse(pending_query(p).params[6]->c_str());
+  cr_expect_eq(std::string(cmd["occurredAt"].GetString()), std::string("2026-11-20T10:00:00.250+00:00"));
+  cr_expect_eq(std::string(cmd["settledAt"].GetString()), std::string("2026-11-20T10:00:00Z"));
+}
+
+Test(validation, identifier_boundaries) {
+  const auto with_member = [](const std::string& id) {
+    return settle_with("\"externalMemberId\":\"m1\"", "\"externalMemberId\":\"" + id + "\"");
+  };
+  cr_expect_eq(immediate(req("POST", "/api/v1/transactions/settled", with_member(std::string(128, 'x')))).status, 0);
+  cr_expect_eq(immediate(req("POST", "/api/v1/transactions/settled", with_member("a b~!"))).status, 0);
+  for (const std::string& bad : {std::string(129, 'x'), std::string(""), std::string("a\\u007f"),
+                                std::string("a\\tb"), std::string("\\u0000")}) {
+    cr_expect_eq(fields_of(immediate(req("POST", "/api/v1/transactions/settled", with_member(bad)))),
+                 std::string("member.externalMemberId;"), "%s", bad.c_str());
+  }
+}
+
+Test(validation, names_are_storable_utf8) {
+  const auto with_first = [](const std::string& name) {
+    return R"({"partnerRef":"club-a","member":{"externalMemberId":"m","firstName":")" + name +
+           R"(","lastName":"B","email":"a@b.c"}})";
+  };
+  cr_expect_eq(immediate(req("POST", "/api/v1/members", with_first(std::string(200, 'n')))).status, 0);
+  cr_expect_eq(immediate(req("POST", "/api/v1/members", with_first("\xF0\x9F\x98\x80 \\ud83d\\ude00"))).status, 0);
+  // PostgreSQL cannot store these; they must not reach it and turn into a 500.
+  for (const char* bad : {"A\\u0000B", "\\udc00", "x\\udfff"}) {
+    auto r = immediate(req("POST", "/api/v1/members", with_first(bad)));
+    cr_expect_eq(r.status, 400, "%s", bad);
+    cr_expect_eq(fields_of(r), std::string("member.firstName;"), "%s", bad);
+  }
+  cr_expect_eq(fields_of(immediate(req("POST", "/api/v1/members", with_first("")))), std::string("member.firstName;"));
+}
+
+Test(validation, utf8_checker) {
+  cr_expect(mr::ledger::is_storable_utf8("plain"));
+  cr_expect(mr::ledger::is_storable_utf8("\xC3\xA9\xE2\x82\xAC\xF4\x8F\xBF\xBF"));  // é € U+10FFFF
+  for (const std::string& bad : {std::string("\xC0\x80"), std::string("\xE0\x80\x80"), std::string("\xED\xA0\x80"),
+                                std::string("\xF4\x90\x80\x80"), std::string("\xC3"), std::string("\x80"),
+                                std::string("\xFF"), std::string("a\0b", 3)}) {
+    cr_expect(!mr::ledger::is_storable_utf8(bad), "accepted %zu bytes", bad.size());
+  }
+}
+
+Test(validation, email_and_currency_boundaries) {
+  const std::string at254 = "\"email\":\"" + std::string(248, 'a') + "@b.com\"";  // 254 bytes
+  cr_expect_eq(immediate(req("POST", "/api/v1/members", member(at254))).status, 0);
+  const std::string at255 = "\"email\":\"" + std::string(249, 'a') + "@b.com\"";
+  cr_expect_eq(fields_of(immediate(req("POST", "/api/v1/members", member(at255)))), std::string("member.email;"));
+  cr_expect_eq(fields_of(immediate(req("POST", "/api/v1/members", member("\"email\":\"a@b\\u0000\"")))),
+               std::string("member.email;"));
+  cr_expect_eq(immediate(req("POST", "/api/v1/transactions/settled", settle_with("\"GBP\"", "\"EUR\""))).status, 0);
+  for (const char* bad : {"\"GB\"", "\"GBPP\"", "\"gbp\"", "\"G1P\"", "1", "null"}) {
+    cr_expect_eq(fields_of(immediate(req("POST", "/api/v1/transactions/settled", settle_with("\"GBP\"", bad)))),
+                 std::string("transaction.currency;"), "%s", bad);
+  }
+}
+
+Test(validation, wrong_json_types_name_the_field) {
+  cr_expect_eq(fields_of(immediate(req("POST", "/api/v1/members", R"({"partnerRef":1,"member":"m"})"))),
+               std::string("partnerRef;member;"));
+  cr_expect_eq(fields_of(immediate(req("POST", "/api/v1/members", member(R"("email":"a@b.c","wallet":[])")))),
+               std::string("member.wallet;"));
+  cr_expect_eq(
+      fields_of(immediate(req("POST", "/api/v1/members", member(R"("email":"a@b.c","wallet":{"bankAccount":"x"})")))),
+      std::string("member.wallet.bankAccount;"));
+  cr_expect_eq(fields_of(immediate(req("POST", "/api/v1/members",
+                                       member(R"("email":"a@b.c","wallet":{"bankAccount":{"accountNumber":12345678,"sortCode":"123456","name":"A"}})")))),
+               std::string("member.wallet.bankAccount.accountNumber;"));
+  cr_expect_eq(fields_of(immediate(req("POST", "/api/v1/transactions/settled", settle_with(
+                                           R"("transaction":{)", R"("transaction":7,"x":{)")))),
+               std::string("transaction;"));
+  // Missing wallet is fine (the stored one is kept); wallet without bankAccount too.
+  cr_expect_eq(immediate(req("POST", "/api/v1/members", member(R"("email":"a@b.c","wallet":{"status":"x"})"))).status,
+               0);
+}
+
+Test(validation, member_command_is_normalised) {
+  Prepared p = prepare(req("POST", "/api/v1/members",
+                           member(R"("email":"a@b.c","extra":1,"wallet":{"provider":"p","other":2,)"
+                                  R"("bankAccount":{"accountNumber":"12345678","sortCode":"123456","name":"A"}})")));
+  const Query& q = pending_query(p);
+  cr_expect_eq(*q.params[0], std::string("member"));
+  cr_expect_eq(*q.params[6], std::string(R"({"partnerRef":"club-a","externalMemberId":"m1","firstName":"A",)"
+                                         R"("lastName":"B","email":"a@b.c","wallet":{"provider":"p",)"
+                                         R"("bankAccount":{"accountNumber":"12345678","sortCode":"123456","name":"A"}}})"));
+}
+
+Test(validation, amounts_beyond_int64) {
+  for (const char* bad : {"100000000000000000000", "18446744073709551615", "-9223372036854775809", "1E3", "1e+3"}) {
+    auto r = immediate(req("POST", "/api/v1/transactions/settled", settle(bad)));
+    cr_expect_eq(fields_of(r), std::string("transaction.amountMinor;"), "%s: %s", bad, r.body.c_str());
+  }
+}
+
+Test(validation, club_id_anywhere) {
+  for (const char* inner : {R"("email":"a@b.c","clubId":7)", R"("email":"a@b.c","x":[1,{"y":[{"clubId":null}]}])"}) {
+    auto r = immediate(req("POST", "/api/v1/members", member(inner)));
+    cr_expect_eq(r.status, 400, "%s", inner);
+    cr_expect_eq(fields_of(r), std::string("clubId;"), "%s", inner);
+  }
+  auto top = immediate(req("POST", "/api/v1/transactions/settled", R"({"clubId":7})"));
+  cr_expect_eq(fields_of(top), std::string("clubId;"));
+  // A value "clubId" is not a key.
+  cr_expect_eq(immediate(req("POST", "/api/v1/members", member(R"("email":"a@b.c","note":"clubId")"))).status, 0);
+}
+
+Test(queries, club_id_in_the_query_string) {
+  for (const char* q : {"clubId=3", "limit=5&clubId", "a=1&club%49d=2", "clubId="}) {
+    auto r = immediate(req("GET", "/api/v1/members/m1/balance", "", q));
+    cr_expect_eq(r.status, 400, "%s", q);
+    cr_expect_eq(fields_of(r), std::string("clubId;"), "%s", q);
+  }
+  auto post = immediate(req("POST", "/api/v1/transactions/settled", settle("1"), "clubId=7"));
+  cr_expect_eq(code_of(post), std::string("invalid_request"));
+  cr_expect_eq(immediate(req("GET", "/api/v1/members/m1/balance", "", "clubIdx=1&xclubId=2")).status, 0);
+}
+
+Test(queries, statements_for_histories) {
+  Prepared p = prepare(req("GET", "/api/v1/members/m1/points", "", "filter=reserved&limit=999999999999999999999"));
+  const Query& q = pending_query(p);
+  cr_expect(q.sql.starts_with("SELECT mr_points("));
+  cr_expect_eq(*q.params[1], std::string("m1"));
+  cr_expect_eq(*q.params[2], std::string("reserved"));
+  cr_expect_eq(*q.params[3], std::string("100"));
+  cr_expect(!q.params[4].has_value(), "no before: NULL cursor");
+  Prepared t = prepare(req("GET", "/api/v1/members/m1/transactions", "", "before=1700000000000&limit=7"));
+  const Query& tq = pending_query(t);
+  cr_expect(tq.sql.starts_with("SELECT mr_transactions("));
+  cr_expect_eq(*tq.params[2], std::string("7"));
+  cr_expect_eq(*tq.params[3], std::string("1700000000000"));
+  auto huge = std::get<HistoryQuery>(parse_history_query("before=99999999999999999999", true));
+  cr_expect_eq(*huge.before, INT64_MAX);
+  cr_expect(std::holds_alternative<mr::Error>(parse_history_query("limit=-99999999999999999999", true)));
+  cr_expect(std::holds_alternative<mr::Error>(parse_history_query("limit=%zz", true)));
+  // Query rules apply through prepare too, with the field named.
+  cr_expect_eq(fields_of(immediate(req("GET", "/api/v1/members/m1/points", "", "filter=all&limit=0"))),
+               std::string("limit;"));
+  cr_expect_eq(fields_of(immediate(req("GET", "/api/v1/members/m1/points", "", "filter=EARNED"))),
+               std::string("filter;"));
+}
+
+Test(routing, path_parameters) {
+  cr_expect_eq(fields_of(immediate(req("GET", "/api/v1/members/%zz/points"))), std::string("externalMemberId;"));
+  cr_expect_eq(immediate(req("GET", "/api/v1/members/" + std::string(129, 'x') + "/points")).status, 400);
+  cr_expect_eq(immediate(req("GET", "/api/v1/members/" + std::string(128, 'x') + "/points")).status, 0);
+  cr_expect_eq(immediate(req("GET", "/api/v1/members//points")).status, 400);
+  cr_expect_eq(immediate(req("GET", "/api/v1/members/%C3%A9/points")).status, 400);
+  cr_expect_eq(immediate(req("GET", "/api/v1/redemptions/rdm%2")).status, 400);
+  Prepared p = prepare(req("GET", "/api/v1/members/a%2Fb%25/transactions"));
+  cr_expect_eq(*pending_query(p).params[1], std::string("a/b%"));
+  // Trailing slashes and deeper paths are other paths.
+  cr_expect_eq(code_of(immediate(req("GET", "/api/v1/members/m1/balance/"))), std::string("not_found"));
+  cr_expect_eq(code_of(immediate(req("POST", "/api/v1/members/"))), std::string("not_found"));
+  cr_expect_eq(code_of(immediate(req("GET", "/api/v1/transactions/settled"))), std::string("method_not_allowed"));
+  cr_expect_eq(code_of(immediate(req("PUT", "/api/v1/members/m1/close"))), std::string("method_not_allowed"));
+  cr_expect_eq(code_of(immediate(req("GET", "/api/v1/members/m1/other"))), std::string("not_found"));
+}
+
+Test(validation, reason_rules) {
+  const auto with_reason = [](const std::string& reason) {
+    return R"({"partnerRef":"club-a","eventId":"e","occurredAt":"2026-11-20T10:00:00Z",)"
+           R"("member":{"externalMemberId":"m"},"transaction":{"externalTransactionId":"t","currency":"GBP"},)"
+           R"("reason":)" + reason + "}";
+  };
+  cr_expect_eq(immediate(req("POST", "/api/v1/transactions/reversed", with_reason("\"" + std::string(500, 'r') + "\""))).status, 0);
+  cr_expect_eq(immediate(req("POST", "/api/v1/transactions/reversed", with_reason("\"\""))).status, 0);
+  cr_expect_eq(fields_of(immediate(req("POST", "/api/v1/transactions/reversed",
+                                       with_reason("\"" + std::string(501, 'r') + "\"")))),
+               std::string("reason;"));
+  cr_expect_eq(fields_of(immediate(req("POST", "/api/v1/transactions/reversed", with_reason("5")))),
+               std::string("reason;"));
+  Prepared p = prepare(req("POST", "/api/v1/transactions/reversed", with_reason("\"dispute\"")));
+  const Query& q = pending_query(p);
+  cr_expect_eq(*q.params[0], std::string("reverse"));
+  cr_expect_eq(*q.params[6], std::string(R"({"reason":"dispute","partnerRef":"club-a","eventId":"e",)"
+                                         R"("occurredAt":"2026-11-20T10:00:00Z","externalMemberId":"m",)"
+                                         R"("externalTransactionId":"t","currency":"GBP"})"));
+  cr_expect_eq(fields_of(immediate(req("POST", "/api/v1/transactions/reversed", with_reason("\"x\"").replace(
+                                           with_reason("\"x\"").find("\"currency\""), 0, "\"amountMinor\":1000000000001,")))),
+               std::string("transaction.amountMinor;"));
+}
+
+Test(validation, huge_redemption_points_are_a_business_outcome) {
+  const auto body = [](const std::string& points) {
+    return R"({"partnerRef":"club-a","requestId":"r1","member":{"externalMemberId":"m1"},"redemption":{"points":)" +
+           points + R"(,"currency":"GBP"}})";
+  };
+  for (const auto& [token, want] : {std::pair{"100000000000000000000", INT64_MAX},
+                                    std::pair{"-100000000000000000000", INT64_MIN}}) {
+    Prepared p = prepare(req("POST", "/api/v1/redemptions", body(token)));
+    rapidjson::Document cmd;
+    cmd.Parse(pending_query(p).params[6]->c_str());
+    cr_expect_eq(cmd["points"].GetInt64(), want, "%s", token);
+  }
+  for (const char* bad : {"1e30", "1E3", "2.0"}) {
+    cr_expect_eq(fields_of(immediate(req("POST", "/api/v1/redemptions", body(bad)))),
+                 std::string("redemption.points;"), "%s", bad);
+  }
+}
+
+Test(rendering, exact_bodies_and_statuses) {
+  struct Case {
+    const char* result;
+    int status;
+    const char* body;
+    bool replayed;
+  };
+  const Case cases[] = {
+      {R"({"outcome":"updated","requestId":"r1","data":{"externalMemberId":"m","status":"updated","payoutReady":false}})",
+       200, R"({"ok":true,"data":{"externalMemberId":"m","status":"updated","payoutReady":false}})", false},
+      {R"({"outcome":"created","requestId":"r1","replayed":true,"data":{"n":1000000000000}})", 201,
+       R"({"ok":true,"data":{"n":1000000000000}})", true},
+      {R"({"outcome":"accepted","requestId":"r1","data":{"a":[1,null,"x"]}})", 202,
+       R"({"ok":true,"data":{"a":[1,null,"x"]}})", false},
+      {R"({"outcome":"ok","requestId":"r1","data":{"entries":[],"nextBefore":null}})", 200,
+       R"({"ok":true,"data":{"entries":[],"nextBefore":null}})", false},
+      {R"({"outcome":"duplicate_transaction","requestId":"r1","replayed":true})", 409,
+       R"({"ok":false,"error":{"code":"duplicate_transaction","message":"This externalTransactionId was already settled.","requestId":"r1"}})",
+       true},
+      {R"({"outcome":"insufficient_partner_points_pool","requestId":"r1","message":"Pool \"low\""})", 422,
+       R"({"ok":false,"error":{"code":"insufficient_partner_points_pool","message":"Pool \"low\"","requestId":"r1"}})",
+       false},
+      {R"({"outcome":"partner_not_found"})", 404,
+       R"({"ok":false,"error":{"code":"partner_not_found","message":"partnerRef is not the reference of this key's club.","requestId":"r2"}})",
+       false},
+      {R"({"outcome":"ok","requestId":"r1","replayed":false,"data":{}})", 200, R"({"ok":true,"data":{}})", false},
+  };
+  for (const auto& c : cases) {
+    const Response r = render_result(c.result, "r2");
+    cr_expect_eq(r.status, c.status, "%s", c.result);
+    cr_expect_eq(r.body, std::string(c.body), "%s -> %s", c.result, r.body.c_str());
+    cr_expect_eq(r.replayed, c.replayed, "%s", c.result);
+  }
+}
+
+Test(rendering, unusable_results_are_internal_errors) {
+  const std::string internal =
+      R"({"ok":false,"error":{"code":"internal_error","message":"Internal error.","requestId":"r2"}})";
+  for (const char* bad : {"", "[]", "{}", R"({"outcome":1})", R"({"outcome":"ok"})", R"({"outcome":"ok","data":[]})",
+                          R"({"outcome":"created","data":"x"})", R"({"outcome":"ok","data":{})"}) {
+    const Response r = render_result(bad, "r2");
+    cr_expect_eq(r.status, 500, "%s", bad);
+    cr_expect_eq(r.body, internal, "%s", bad);
+  }
+}
+
+namespace {
+
+class FakeRows final : public ResultView {
+ public:
+  FakeRows(int rows, bool null) : rows_(rows), null_(null) {}
+  int rows() const override { return rows_; }
+  bool is_null(int, int) const override { return null_; }
+  std::string_view value(int, int) const override { return R"({"outcome":"ok","data":{}})"; }
+
+ private:
+  int rows_;
+  bool null_;
+};
+
+}  // namespace
+
+Test(rendering, pending_needs_exactly_one_non_null_row) {
+  Prepared p = prepare(req("POST", "/api/v1/transactions/settled", settle("5")));
+  auto& pending = std::get<std::unique_ptr<Pending>>(p);
+  cr_expect_eq(pending->render(FakeRows(0, false), "rid").status, 500);
+  cr_expect_eq(pending->render(FakeRows(2, false), "rid").status, 500);
+  cr_expect_eq(pending->render(FakeRows(1, true), "rid").status, 500);
+  cr_expect_eq(pending->render(FakeRows(1, false), "rid").status, 200);
+  // A replayed stored answer: same bytes as the first, flag set.
+  const FakeResult first(R"({"outcome":"ok","requestId":"a","data":{"eventId":"e","pointsAwarded":5}})");
+  const FakeResult replay(R"({"outcome":"ok","requestId":"a","data":{"eventId":"e","pointsAwarded":5},"replayed":true})");
+  const Response one = pending->render(first, "a"), two = pending->render(replay, "b");
+  cr_expect_eq(one.body, two.body);
+  cr_expect(!one.replayed);
+  cr_expect(two.replayed);
 }
