@@ -7,6 +7,7 @@
 #include <new>
 
 #include "ledger/errors.hpp"
+#include "ledger/read_requests.hpp"
 #include "lua-free-config/auth_directives.hpp"
 #include "lua-free-config/key_catalogue.hpp"
 #include "modules/auth/auth_core.hpp"
@@ -77,10 +78,9 @@ ngx_int_t authenticate(ngx_http_request_t* r, AuthCtx* ctx) {
                                                std::chrono::seconds(lcf->timestamp_window));
   if (verdict.error) return mr::ngx::send_error(r, *verdict.error, verdict.message);
 
-  // The club comes from the key alone (spec rule 7).
-  ngx_str_t value;
-  if (ngx_http_arg(r, const_cast<u_char*>(reinterpret_cast<const u_char*>("clubId")), 6, &value) ==
-      NGX_OK) {
+  // The club comes from the key alone (spec rule 7); the ledger's rule,
+  // applied here to every path under the edge.
+  if (mr::ledger::query_has_club_id(mr::ngx::view(r->args))) {
     const mr::FieldProblem problem{"clubId", "the club is taken from the key; remove clubId"};
     return mr::ngx::send_error(r, mr::ErrorCode::invalid_request,
                                "clubId is not accepted in the query string", {&problem, 1});
