@@ -48,7 +48,7 @@ constexpr std::array kCodes = {
     CodeInfo{ErrorCode::reversal_exceeds_settled_amount, "reversal_exceeds_settled_amount", 422, "The reversed amount would exceed the settled amount."},
     CodeInfo{ErrorCode::rate_limited, "rate_limited", 429, "Too many requests for this key."},
     CodeInfo{ErrorCode::internal_error, "internal_error", 500, "Internal error."},
-    CodeInfo{ErrorCode::not_implemented, "not_implemented", 501, "This endpoint is not implemented yet."},
+    CodeInfo{ErrorCode::not_implemented, "not_implemented", 501, "Not implemented."},
     CodeInfo{ErrorCode::service_unavailable, "service_unavailable", 503, "The service is temporarily unavailable; retry later."},
 };
 
@@ -79,6 +79,7 @@ ErrorCode code_for_status(int status) {
     case 404: return ErrorCode::not_found;
     case 405: return ErrorCode::method_not_allowed;
     case 413: return ErrorCode::payload_too_large;
+    case 414: case 494: return ErrorCode::invalid_request;  // URI or header too long
     case 429: return ErrorCode::rate_limited;
     case 501: return ErrorCode::not_implemented;
     case 502: case 503: case 504: return ErrorCode::service_unavailable;

@@ -82,7 +82,9 @@ bool storable(int status, std::string_view body) {
   auto code = error->value.FindMember("code");
   if (code == error->value.MemberEnd() || !code->value.IsString()) return false;
   const std::string_view c(code->value.GetString(), code->value.GetStringLength());
-  return c != "duplicate_idempotency_conflict" && c != "idempotency_in_progress";
+  // not_found is an unknown path, decided before any body check: the client
+  // may fix the path and retry with the same key.
+  return c != "duplicate_idempotency_conflict" && c != "idempotency_in_progress" && c != "not_found";
 }
 
 }  // namespace mr::idempotency

@@ -26,7 +26,8 @@ Decision decide(const Record& existing, std::string_view fingerprint);
 
 // Kept for replay: every outcome decided after the body passed its schema
 // check: 2xx and the 404, 409 and 422 answers, except the idempotency
-// answers themselves. Not kept: 400, 401, 413, 429, 5xx.
+// answers themselves and an unknown path's not_found. Not kept: 400, 401,
+// 413, 429, 5xx.
 bool storable(int status, std::string_view body);
 
 }  // namespace mr::idempotency

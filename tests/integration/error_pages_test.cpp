@@ -53,3 +53,24 @@ Test(error_pages, rate_limit_is_json_429) {
   EXPECT_ERROR(last429, 429, "rate_limited");
   cr_expect_eq(mr::test::header(last429, "retry-after"), std::string("1"));
 }
+
+Test(error_pages, nginx_request_errors_are_json) {
+  auto c = client("A");
+  // nginx's 414 (request line over large_client_header_buffers) answers as
+  // the contract's invalid_request, 400.
+  EXPECT_ERROR(c.send("GET", "/api/" + std::string(9000, 'a'), "", {}), 400, "invalid_request");
+  // 501: a transfer coding nginx does not know.
+  EXPECT_ERROR(c.send("POST", "/api/v1/members", "{}", {{"Transfer-Encoding", "gzip"}, {"Content-Type", "application/json"}}),
+               501, "not_implemented");
+}
+
+Test(error_pages, unknown_path_404_is_not_kept_for_replay) {
+  auto c = client("A");
+  const std::string key = mr::test::unique("k");
+  EXPECT_ERROR(c.post("/api/v1/membrs", "{}", key), 404, "not_found");
+  // The path fixed, the same key: processed afresh, not a conflict.
+  auto fixed = c.post("/api/v1/members", R"({"partnerRef":"club-a","member":{"externalMemberId":")" +
+                                             mr::test::unique("m") + R"(","firstName":"A","lastName":"B","email":"a@b.c"}})",
+                      key);
+  cr_expect_eq(fixed.status, 201, "%s", fixed.body.c_str());
+}

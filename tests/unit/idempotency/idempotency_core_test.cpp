@@ -58,6 +58,7 @@ Test(idempotency_core, what_is_kept) {
   cr_expect(storable(409, err(mr::ErrorCode::duplicate_transaction)));
   cr_expect(storable(422, err(mr::ErrorCode::unsupported_currency)));
   cr_expect(!storable(422, err(mr::ErrorCode::duplicate_idempotency_conflict)));
+  cr_expect(!storable(404, err(mr::ErrorCode::not_found)), "an unknown path may be fixed and retried");
   cr_expect(!storable(409, err(mr::ErrorCode::idempotency_in_progress)));
   cr_expect(!storable(400, err(mr::ErrorCode::invalid_request)));
   cr_expect(!storable(401, err(mr::ErrorCode::unauthorized)));
