@@ -30,10 +30,10 @@ nginx_tps=$(sed -n 's/.*tps=\([0-9.]*\).*/\1/p' <<<"$nginx_out")
 
 club=$(psql -XAtq "$MR_DSN" -c "SELECT club_id FROM clubs WHERE partner_ref = 'bench'")
 psql -XAtq "$MR_DSN" -c "INSERT INTO members (club_id, external_id, first_name, last_name, email)
-  SELECT $club, 'pgb-' || c || '-' || m, 'B', 'M', 'b@x' FROM generate_series(1, $conc) c, generate_series(1, 16) m"
+  SELECT $club, 'pgb-' || c || '-' || m, 'B', 'M', 'b@x' FROM generate_series(0, $conc - 1) c, generate_series(1, 16) m"
 echo "pgbench: the same award without any club row, $conc clients, ${secs}s"
 pg_out=$(cd /tmp && runuser -u postgres -- pgbench -n -h 127.0.0.1 -p "$MR_PG_PORT" -U postgres -c "$conc" -j 2 \
-           -T "$secs" -D club="$club" -f "$repo/bench/pgbench_award_no_club.sql" mr 2>&1 || true)
+           -T "$secs" -D club="$club" -f "$repo/bench/pgbench_award_no_club.sql" mr 2>&1) || { echo "pgbench failed" >&2; exit 1; }
 pg_tps=$(sed -n 's/^tps = \([0-9.]*\).*/\1/p' <<<"$pg_out" | head -1)
 [ -n "$pg_tps" ] || { echo "$pg_out" >&2; exit 1; }
 echo "  tps=$pg_tps"
