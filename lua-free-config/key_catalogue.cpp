@@ -1,5 +1,8 @@
 #include "lua-free-config/key_catalogue.hpp"
 
+#include <charconv>
+#include <new>
+
 #include "lua-free-config/pg.hpp"
 
 namespace mr {
@@ -14,9 +17,17 @@ void KeyCatalogue::add(KeyEntry entry) {
   keys_.insert_or_assign(std::move(id), std::move(entry));
 }
 
-std::optional<KeyCatalogue> load_key_catalogue(std::string_view dsn, const MasterKey& master,
-                                               std::string_view environment, std::string& err) {
-  auto conn = pg::connect(std::string(dsn) + " connect_timeout=5", err);
+namespace {
+
+std::optional<KeyCatalogue> load(std::string_view dsn, const MasterKey& master, std::string_view environment,
+                                 std::string& err) {
+  if (environment != "sandbox" && environment != "production") {
+    err = "environment must be sandbox or production, not \"" + std::string(environment) + "\"";
+    return std::nullopt;
+  }
+  // nginx's master blocks here: a database that does not answer must not
+  // hang a reload for long.
+  auto conn = pg::connect(dsn, err, 5, "mr-key-catalogue");
   if (!conn) return std::nullopt;
   auto r = pg::exec(conn.get(),
                     "SELECT k.key_id, k.secret_sealed, k.club_id, c.partner_ref "
@@ -28,17 +39,35 @@ std::optional<KeyCatalogue> load_key_catalogue(std::string_view dsn, const Maste
   for (int i = 0; i < PQntuples(r.get()); ++i) {
     KeyEntry e;
     e.key_id = pg::value(r.get(), i, 0);
+    // The key id is the AAD: a sealed secret copied onto another row fails.
     auto secret = open(master, pg::unescape_bytea(r.get(), i, 1), e.key_id);
     if (!secret) {
       err = "the secret of key " + e.key_id + " does not open with this master key";
       return std::nullopt;
     }
     e.secret = std::move(*secret);
-    e.club_id = std::stoll(pg::value(r.get(), i, 2));
+    const std::string id = pg::value(r.get(), i, 2);
+    if (std::from_chars(id.data(), id.data() + id.size(), e.club_id).ptr != id.data() + id.size()) {
+      err = "club id \"" + id + "\" of key " + e.key_id + " is not an integer";
+      return std::nullopt;
+    }
     e.partner_ref = pg::value(r.get(), i, 3);
     catalogue.add(std::move(e));
   }
   return catalogue;
+}
+
+}  // namespace
+
+std::optional<KeyCatalogue> load_key_catalogue(std::string_view dsn, const MasterKey& master,
+                                               std::string_view environment, std::string& err) {
+  // Called from nginx's configuration code: nothing may escape.
+  try {
+    return load(dsn, master, environment, err);
+  } catch (const std::bad_alloc&) {
+    err = "out of memory while loading the key catalogue";
+    return std::nullopt;
+  }
 }
 
 }  // namespace mr

@@ -4,8 +4,23 @@
 
 namespace mr::pg {
 
-Conn connect(std::string_view dsn, std::string& err) {
-  Conn c(PQconnectdb(std::string(dsn).c_str()));
+Conn connect(std::string_view dsn, std::string& err, int connect_timeout_s, std::string_view application_name) {
+  // Defaults first, then the expanded dsn: libpq keeps the last value of a
+  // repeated keyword, so the operator's dsn wins. Appending " key=value" to
+  // the dsn instead would break a postgresql:// URI.
+  const std::string timeout = std::to_string(connect_timeout_s), dsn_s(dsn), app(application_name);
+  std::vector<const char*> keys, values;
+  if (connect_timeout_s > 0) {
+    keys.push_back("connect_timeout");
+    values.push_back(timeout.c_str());
+  }
+  keys.push_back("fallback_application_name");
+  values.push_back(app.c_str());
+  keys.push_back("dbname");
+  values.push_back(dsn_s.c_str());
+  keys.push_back(nullptr);
+  values.push_back(nullptr);
+  Conn c(PQconnectdbParams(keys.data(), values.data(), 1));
   if (!c || PQstatus(c.get()) != CONNECTION_OK) {
     err = c ? PQerrorMessage(c.get()) : "out of memory";
     while (!err.empty() && err.back() == '\n') err.pop_back();

@@ -21,8 +21,11 @@ struct ResultFree {
 using Conn = std::unique_ptr<PGconn, ConnFree>;
 using Result = std::unique_ptr<PGresult, ResultFree>;
 
-// nullptr and err set when the connection fails.
-Conn connect(std::string_view dsn, std::string& err);
+// nullptr and err set when the connection fails. `dsn` is a keyword=value
+// string or a postgresql:// URI; connect_timeout_s (when > 0) and the
+// application name are defaults that the dsn's own settings override.
+Conn connect(std::string_view dsn, std::string& err, int connect_timeout_s = 0,
+             std::string_view application_name = "mr");
 
 // Runs one statement with text parameters (nullopt = NULL); binary params
 // for bytea when `binary` lists their positions. nullptr + err on failure.
