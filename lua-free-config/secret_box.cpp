@@ -15,6 +15,8 @@ namespace mr {
 namespace {
 
 constexpr std::size_t kNonce = 12, kTag = 16;
+// OpenSSL takes int lengths; nothing sealed here comes near this.
+constexpr std::size_t kMaxLen = 1 << 20;
 
 struct FdCloser {
   int fd;
@@ -69,6 +71,7 @@ bool create_master_key_file(std::string_view path, std::string& err) {
 }
 
 std::string seal(const MasterKey& key, std::string_view plaintext, std::string_view aad) {
+  if (plaintext.size() > kMaxLen || aad.size() > kMaxLen) return {};
   std::string out(kNonce + plaintext.size() + kTag, '\0');
   auto* o = reinterpret_cast<unsigned char*>(out.data());
   if (RAND_bytes(o, kNonce) != 1) return {};
@@ -85,7 +88,7 @@ std::string seal(const MasterKey& key, std::string_view plaintext, std::string_v
 }
 
 std::optional<std::string> open(const MasterKey& key, std::string_view sealed, std::string_view aad) {
-  if (sealed.size() < kNonce + kTag) return std::nullopt;
+  if (sealed.size() < kNonce + kTag || sealed.size() > kMaxLen || aad.size() > kMaxLen) return std::nullopt;
   const std::size_t n = sealed.size() - kNonce - kTag;
   std::string out(n, '\0');
   Cipher ctx(EVP_CIPHER_CTX_new());
@@ -104,8 +107,10 @@ std::optional<std::string> open(const MasterKey& key, std::string_view sealed, s
 }
 
 std::string random_base64url(std::size_t bytes) {
+  if (bytes > kMaxLen) return {};
   std::string raw(bytes, '\0');
-  RAND_bytes(reinterpret_cast<unsigned char*>(raw.data()), static_cast<int>(bytes));
+  // Without randomness a key id or secret would be guessable: give nothing.
+  if (RAND_bytes(reinterpret_cast<unsigned char*>(raw.data()), static_cast<int>(bytes)) != 1) return {};
   std::string b64(4 * ((bytes + 2) / 3) + 1, '\0');
   const int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(b64.data()), u(raw), static_cast<int>(bytes));
   b64.resize(static_cast<std::size_t>(n));
@@ -118,7 +123,9 @@ std::string random_base64url(std::size_t bytes) {
 }
 
 std::string new_key_id(std::string_view environment) {
-  return std::string(environment == "production" ? "mrk_prd_" : "mrk_sbx_") + random_base64url(18);
+  const std::string random = random_base64url(18);
+  if (random.empty()) return {};
+  return std::string(environment == "production" ? "mrk_prd_" : "mrk_sbx_") + random;
 }
 
 std::string new_secret() { return random_base64url(32); }

@@ -18,12 +18,14 @@ std::optional<MasterKey> load_master_key(std::string_view path, std::string& err
 bool create_master_key_file(std::string_view path, std::string& err);
 
 // nonce(12) || ciphertext || tag(16); the AAD (the key id) binds a sealed
-// secret to its row.
+// secret to its row. seal gives "" when OpenSSL fails; open gives nullopt
+// for anything that does not authenticate.
 std::string seal(const MasterKey& key, std::string_view plaintext, std::string_view aad);
 std::optional<std::string> open(const MasterKey& key, std::string_view sealed, std::string_view aad);
 
-std::string random_base64url(std::size_t bytes);
-std::string new_key_id(std::string_view environment);  // mrk_sbx_... / mrk_prd_...
-std::string new_secret();                              // 32 random bytes, base64url
+// Each returns "" when the random generator fails (callers must refuse).
+std::string random_base64url(std::size_t bytes);       // unpadded
+std::string new_key_id(std::string_view environment);  // mrk_sbx_... / mrk_prd_... + 24 chars
+std::string new_secret();                              // 32 random bytes, base64url (43 chars)
 
 }  // namespace mr
