@@ -1,5 +1,6 @@
 // mrctl club create|update|show: a club's reference, rates, currencies and
 // restrictions. Points pool and cash capacity move with their own commands.
+#include <algorithm>
 #include <sstream>
 
 #include "tools/mrctl/command.hpp"
@@ -13,6 +14,9 @@ std::string currencies_array(const std::string& list) {
   std::string cur, out;
   while (std::getline(in, cur, ',')) {
     check_currency(cur);
+    if (("," + out + ",").find("," + cur + ",") != std::string::npos) {
+      throw Failure{"currency " + cur + " is listed twice", 2};
+    }
     out += (out.empty() ? "" : ",") + cur;
   }
   if (out.empty()) throw Failure{"--currencies needs at least one currency", 2};
@@ -71,7 +75,11 @@ int club_create(Context& ctx) {
 
 int club_update(Context& ctx) {
   const std::string ref = ctx.required("ref");
+  check_ref(ref);
   auto p = settings(ctx);
+  if (std::none_of(p.begin(), p.end(), [](const auto& v) { return v.has_value(); })) {
+    throw Failure{"club update: nothing to change (give at least one setting)", 2};
+  }
   p.insert(p.begin(), ref);
   auto r = ctx.exec(
       "UPDATE clubs SET name = coalesce($2, name), earn_rate_bp = coalesce($3::int, earn_rate_bp), "

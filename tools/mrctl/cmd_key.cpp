@@ -15,6 +15,7 @@ int key_issue(Context& ctx) {
   if (env != "sandbox" && env != "production") throw Failure{"--env is sandbox or production", 2};
   const MasterKey& master = ctx.master_key();
   const std::string key_id = new_key_id(env), secret = new_secret();
+  if (key_id.empty() || secret.empty()) throw Failure{"no random bytes from OpenSSL"};
   const std::string sealed = seal(master, secret, key_id);
   if (sealed.empty()) throw Failure{"cannot seal the secret"};
   ctx.exec("BEGIN");
@@ -56,7 +57,15 @@ int key_revoke(Context& ctx) {
                     "WHERE key_id = $1 RETURNING key_id",
                     {id});
   if (PQntuples(r.get()) == 0) throw Failure{"no key " + id};
-  std::cout << "{\"keyId\":\"" << id << "\",\"status\":\"revoked\"}\n";
+  rapidjson::StringBuffer out;
+  rapidjson::Writer<rapidjson::StringBuffer> w(out);
+  w.StartObject();
+  w.Key("keyId");
+  w.String(id.data(), static_cast<rapidjson::SizeType>(id.size()));
+  w.Key("status");
+  w.String("revoked");
+  w.EndObject();
+  std::cout << out.GetString() << "\n";
   return 0;
 }
 

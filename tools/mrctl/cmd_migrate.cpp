@@ -8,22 +8,39 @@
 namespace mr::ctl {
 namespace {
 
+constexpr const char* kLock = "SELECT pg_advisory_xact_lock(727274)";
+
+// The server's message without its trailing newline or CONTEXT lines.
+std::string first_line(std::string s) {
+  if (s.starts_with("ERROR:  ")) s.erase(0, 8);
+  return s.substr(0, s.find('\n'));
+}
+
 int migrate(Context& ctx) {
-  ctx.exec("CREATE TABLE IF NOT EXISTS schema_migrations (version int PRIMARY KEY, name text NOT NULL, "
-           "applied_at timestamptz NOT NULL DEFAULT now())");
+  // Under the lock too: two first migrates racing on CREATE TABLE IF NOT
+  // EXISTS can both miss the table and one then fails on its type name.
+  ctx.exec("BEGIN");
+  try {
+    ctx.exec(kLock);
+    ctx.exec("CREATE TABLE IF NOT EXISTS schema_migrations (version int PRIMARY KEY, name text NOT NULL, "
+             "applied_at timestamptz NOT NULL DEFAULT now())");
+    ctx.exec("COMMIT");
+  } catch (...) {
+    PQclear(PQexec(ctx.db(), "ROLLBACK"));
+    throw;
+  }
   int applied = 0;
   for (const auto& m : migrations()) {
     ctx.exec("BEGIN");
     try {
-      ctx.exec("SELECT pg_advisory_xact_lock(727274)");
+      ctx.exec(kLock);
       auto done = ctx.exec("SELECT 1 FROM schema_migrations WHERE version = $1", {std::to_string(m.version)});
       if (PQntuples(done.get()) == 0) {
-        std::string err;
         // Several statements: the simple query protocol.
         pg::Result r(PQexec(ctx.db(), std::string(m.sql).c_str()));
         if (!r || (PQresultStatus(r.get()) != PGRES_COMMAND_OK && PQresultStatus(r.get()) != PGRES_TUPLES_OK)) {
           throw Failure{"migration " + std::string(m.name) + " failed: " +
-                        (r ? PQresultErrorMessage(r.get()) : PQerrorMessage(ctx.db()))};
+                        first_line(r ? PQresultErrorMessage(r.get()) : PQerrorMessage(ctx.db()))};
         }
         ctx.exec("INSERT INTO schema_migrations (version, name) VALUES ($1, $2)",
                  {std::to_string(m.version), std::string(m.name)});

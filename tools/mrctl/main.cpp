@@ -1,8 +1,11 @@
 // mrctl: the operator's tool over libpq. `mrctl help` lists the commands.
 #include <algorithm>
+#include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <regex>
+#include <set>
 
 #include "tools/mrctl/command.hpp"
 
@@ -27,14 +30,10 @@ std::string Context::required(const std::string& name) const {
 
 std::int64_t Context::integer(const std::string& name, std::int64_t min, std::int64_t max) const {
   const std::string v = required(name);
-  std::size_t used = 0;
   std::int64_t n = 0;
-  try {
-    n = std::stoll(v, &used);
-  } catch (...) {
-    used = 0;
-  }
-  if (used != v.size() || v.empty() || n < min || n > max) {
+  // Whole string, plain decimal: no spaces, no '+', no trailing text.
+  const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+  if (ec != std::errc{} || end != v.data() + v.size() || n < min || n > max) {
     throw Failure{"--" + name + " must be an integer from " + std::to_string(min) + " to " +
                       std::to_string(max),
                   2};
@@ -109,6 +108,16 @@ void check_currency(const std::string& cur) {
 
 namespace {
 
+// The flags a command takes are the ones its usage names, plus the
+// connection and master key: anything else is a typo that would otherwise
+// be ignored (an update that silently changes nothing).
+std::set<std::string> allowed_flags(const mr::ctl::Command& c) {
+  std::set<std::string> flags{"dsn", "master-key"};
+  static const std::regex flag("--([a-z][a-z0-9-]*)");
+  for (std::sregex_iterator it(c.usage.begin(), c.usage.end(), flag), end; it != end; ++it) flags.insert((*it)[1]);
+  return flags;
+}
+
 void usage() {
   std::cerr << "usage: mrctl <command> [--flag value ...]  (--dsn, --master-key or MR_DSN, "
                "MR_MASTER_KEY_FILE)\ncommands:\n";
@@ -127,7 +136,10 @@ int main(int argc, char** argv) {
         std::cerr << "mrctl: " << a << " needs a value\n";
         return 2;
       }
-      options[a.substr(2)] = argv[++i];
+      if (!options.emplace(a.substr(2), argv[++i]).second) {
+        std::cerr << "mrctl: " << a << " given twice\n";
+        return 2;
+      }
     } else {
       words.push_back(a);
     }
@@ -136,6 +148,14 @@ int main(int argc, char** argv) {
   for (const auto& w : words) joined += (joined.empty() ? "" : " ") + w;
   for (const auto& c : mr::ctl::registry()) {
     if (c.words != joined) continue;
+    const auto allowed = allowed_flags(c);
+    for (const auto& [name, value] : options) {
+      if (!allowed.contains(name)) {
+        std::cerr << "mrctl: " << joined << " takes no --" << name << " (usage: mrctl " << c.words << " " << c.usage
+                  << ")\n";
+        return 2;
+      }
+    }
     try {
       mr::ctl::Context ctx(std::move(options));
       return c.run(ctx);
