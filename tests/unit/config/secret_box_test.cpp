@@ -29,6 +29,16 @@ Test(secret_box, round_trip) {
   cr_expect_neq(mr::seal(k, "the secret", "mrk_sbx_1"), sealed, "a fresh nonce each time");
 }
 
+Test(secret_box, empty_plaintext_still_authenticates) {
+  const auto k = key_of(3);
+  const std::string sealed = mr::seal(k, "", "mrk_prd_x");
+  cr_assert_eq(sealed.size(), 28u);
+  auto opened = mr::open(k, sealed, "mrk_prd_x");
+  cr_assert(opened.has_value());
+  cr_expect(opened->empty());
+  cr_expect(!mr::open(k, sealed, "mrk_prd_y").has_value());
+}
+
 Test(secret_box, tampering_fails) {
   const auto k = key_of(1);
   std::string sealed = mr::seal(k, "the secret", "mrk_sbx_1");
@@ -55,9 +65,20 @@ Test(secret_box, master_key_files) {
   cr_expect(mr::load_master_key(path, err).has_value());
   cr_expect(!mr::create_master_key_file(path, err), "never overwrites");
   const std::string short_path = std::string(dir) + "/short.key";
-  std::ofstream(short_path) << "too short";
-  cr_expect(!mr::load_master_key(short_path, err).has_value());
+  for (const std::string& content : {std::string("too short"), std::string(), std::string(31, 'k'),
+                                     std::string(33, 'k'), std::string(64, 'k')}) {
+    std::ofstream(short_path, std::ios::trunc) << content;
+    err.clear();
+    cr_expect(!mr::load_master_key(short_path, err).has_value(), "%zu bytes refused", content.size());
+    cr_expect(err.find("exactly 32 bytes") != std::string::npos, "%s", err.c_str());
+  }
+  std::ofstream(short_path, std::ios::trunc) << std::string(32, 'k');
+  auto exact = mr::load_master_key(short_path, err);
+  cr_assert(exact.has_value(), "%s", err.c_str());
+  cr_expect_eq(exact->bytes[31], 'k');
+  err.clear();
   cr_expect(!mr::load_master_key(std::string(dir) + "/none", err).has_value());
+  cr_expect(err.find("/none") != std::string::npos, "%s", err.c_str());
   unlink(path.c_str());
   unlink(short_path.c_str());
   rmdir(dir);
@@ -67,11 +88,15 @@ Test(secret_box, key_shapes) {
   const std::string sbx = mr::new_key_id("sandbox"), prd = mr::new_key_id("production");
   cr_expect(sbx.starts_with("mrk_sbx_"));
   cr_expect(prd.starts_with("mrk_prd_"));
+  const char* b64url = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
   cr_expect_eq(sbx.size(), 8u + 24u);
+  cr_expect_eq(prd.size(), 8u + 24u);
+  cr_expect(sbx.find_first_not_of(b64url, 8) == std::string::npos, "%s", sbx.c_str());
+  cr_expect(prd.find_first_not_of(b64url, 8) == std::string::npos, "%s", prd.c_str());
+  cr_expect_neq(mr::new_key_id("sandbox"), sbx);
   const std::string secret = mr::new_secret();
   cr_expect_eq(secret.size(), 43u);  // 32 bytes, base64url without padding
-  cr_expect(secret.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_") ==
-            std::string::npos);
+  cr_expect(secret.find_first_not_of(b64url) == std::string::npos, "%s", secret.c_str());
   cr_expect_neq(mr::new_secret(), secret);
 }
 

@@ -1,0 +1,344 @@
+// mrctl (migrate, clubs, keys) and load_key_catalogue against the
+// integration fixture's PostgreSQL. Each test works in a database of its own,
+// so its keys (and the broken rows it plants) never reach the shared stack.
+#include <criterion/criterion.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "ledger/sql/migrations.hpp"
+#include "lua-free-config/key_catalogue.hpp"
+#include "lua-free-config/pg.hpp"
+#include "tests/support/mr_client.hpp"
+
+namespace {
+
+std::string env(const std::string& name) {
+  const char* path = std::getenv("MR_TEST_ENV");
+  if (path == nullptr) cr_assert_fail("MR_TEST_ENV is not set (run through ctest)");
+  const auto vars = mr::read_env_file(path);
+  auto it = vars.find(name);
+  if (it == vars.end()) cr_assert_fail("%s is not in %s", name.c_str(), path);
+  return it->second;
+}
+
+std::string quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+struct Run {
+  int code;
+  std::string out;  // stdout and stderr
+};
+
+// A fresh database, migrated, dropped at the end of the test.
+class Db {
+ public:
+  explicit Db(bool migrate = true) {
+    std::string err;
+    admin_ = mr::pg::connect(env("MR_DSN"), err);
+    cr_assert(admin_ != nullptr, "%s", err.c_str());
+    PQsetNoticeProcessor(admin_.get(), [](void*, const char*) {}, nullptr);  // DROP IF EXISTS chatter
+    name_ = "mr_cat_" + std::to_string(getpid()) + "_" + std::to_string(counter()++);
+    exec_admin("DROP DATABASE IF EXISTS " + name_);
+    exec_admin("CREATE DATABASE " + name_);
+    host_ = PQhost(admin_.get());
+    port_ = PQport(admin_.get());
+    user_ = PQuser(admin_.get());
+    dsn_ = "host=" + host_ + " port=" + port_ + " user=" + user_ + " dbname=" + name_ + " sslmode=disable";
+    if (migrate) cr_assert_eq(mrctl({"migrate"}).code, 0);
+  }
+  ~Db() {
+    conn_.reset();
+    exec_admin("DROP DATABASE IF EXISTS " + name_ + " WITH (FORCE)");
+  }
+
+  const std::string& dsn() const { return dsn_; }
+  std::string uri() const { return "postgresql://" + user_ + "@" + host_ + ":" + port_ + "/" + name_ + "?sslmode=disable"; }
+
+  Run mrctl(const std::vector<std::string>& args) const { return finish(start(args)); }
+
+  FILE* start(const std::vector<std::string>& args) const {
+    // Connection flags first: a flag left without its value at the end of
+    // `args` must stay without one.
+    std::string cmd = quote(env("MR_MRCTL")) + " --dsn " + quote(dsn_) + " --master-key " +
+                      quote(env("MR_MASTER_KEY_FILE"));
+    for (const auto& a : args) cmd += " " + quote(a);
+    cmd += " 2>&1";
+    FILE* p = popen(cmd.c_str(), "r");
+    cr_assert(p != nullptr);
+    return p;
+  }
+  static Run finish(FILE* p) {
+    Run r{0, {}};
+    char buf[4096];
+    std::size_t n;
+    while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+    const int status = pclose(p);
+    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return r;
+  }
+
+  std::string sql(const std::string& statement) {
+    std::string err;
+    if (!conn_) conn_ = mr::pg::connect(dsn_, err);
+    cr_assert(conn_ != nullptr, "%s", err.c_str());
+    auto r = mr::pg::exec(conn_.get(), statement, {}, err);
+    cr_assert(r != nullptr, "%s: %s", statement.c_str(), err.c_str());
+    return PQntuples(r.get()) > 0 ? mr::pg::value(r.get(), 0, 0) : "";
+  }
+
+ private:
+  static int& counter() {
+    static int n = 0;
+    return n;
+  }
+  void exec_admin(const std::string& statement) {
+    std::string err;
+    auto r = mr::pg::exec(admin_.get(), statement, {}, err);
+    cr_assert(r != nullptr, "%s: %s", statement.c_str(), err.c_str());
+  }
+
+  mr::pg::Conn admin_, conn_;
+  std::string name_, host_, port_, user_, dsn_;
+};
+
+rapidjson::Document json_of(const Run& r) {
+  cr_assert_eq(r.code, 0, "mrctl failed: %s", r.out.c_str());
+  auto d = mr::parse_json(r.out);
+  cr_assert(!d.HasParseError(), "not JSON: %s", r.out.c_str());
+  return d;
+}
+
+void create_club(Db& db, const std::string& ref) {
+  json_of(db.mrctl({"club", "create", "--ref", ref, "--name", "Club " + ref, "--earn-rate-bp", "150",
+                    "--redemption-rate-minor", "2", "--payout-currency", "GBP", "--currencies", "GBP,EUR",
+                    "--min-redemption", "100"}));
+}
+
+struct Issued {
+  std::string key_id, secret;
+};
+
+Issued issue(Db& db, const std::string& ref, const std::string& environment) {
+  auto d = json_of(db.mrctl({"key", "issue", "--ref", ref, "--env", environment}));
+  return {d["keyId"].GetString(), d["secret"].GetString()};
+}
+
+mr::MasterKey master() {
+  std::string err;
+  auto k = mr::load_master_key(env("MR_MASTER_KEY_FILE"), err);
+  cr_assert(k.has_value(), "%s", err.c_str());
+  return *k;
+}
+
+// Exit code 2 or 1 and one line on stderr naming the problem.
+void expect_refused(const Run& r, int code, const std::string& words) {
+  cr_expect_eq(r.code, code, "exit %d, wanted %d: %s", r.code, code, r.out.c_str());
+  cr_expect(r.out.find(words) != std::string::npos, "\"%s\" not in: %s", words.c_str(), r.out.c_str());
+  cr_expect_eq(std::count(r.out.begin(), r.out.end(), '\n'), 1, "one line: %s", r.out.c_str());
+}
+
+}  // namespace
+
+Test(mrctl, migrate_applies_each_migration_once) {
+  Db db(false);
+  const auto& all = mr::migrations();
+  auto first = json_of(db.mrctl({"migrate"}));
+  cr_expect_eq(first["applied"].GetInt(), static_cast<int>(all.size()));
+  cr_expect_eq(first["version"].GetInt(), all.back().version);
+  auto again = json_of(db.mrctl({"migrate"}));
+  cr_expect_eq(again["applied"].GetInt(), 0);
+  cr_expect_eq(again["version"].GetInt(), all.back().version);
+  cr_expect_eq(db.sql("SELECT count(*) FROM schema_migrations"), std::to_string(all.size()));
+  cr_expect_eq(db.sql("SELECT name FROM schema_migrations WHERE version = 1"), std::string("001_clubs_and_keys"));
+}
+
+Test(mrctl, concurrent_migrates_apply_everything_once) {
+  Db db(false);
+  std::vector<FILE*> runs;
+  for (int i = 0; i < 4; ++i) runs.push_back(db.start({"migrate"}));
+  int applied = 0;
+  for (FILE* p : runs) applied += json_of(Db::finish(p))["applied"].GetInt();
+  cr_expect_eq(applied, static_cast<int>(mr::migrations().size()));
+}
+
+Test(mrctl, club_create_update_show) {
+  Db db;
+  auto c = json_of(db.mrctl({"club", "create", "--ref", "acme-1", "--name", "Acme \"One\"", "--earn-rate-bp", "150",
+                             "--redemption-rate-minor", "2", "--payout-currency", "GBP", "--currencies",
+                             "GBP,EUR", "--min-redemption", "100"}));
+  cr_expect_str_eq(c["partnerRef"].GetString(), "acme-1");
+  cr_expect_str_eq(c["name"].GetString(), "Acme \"One\"");
+  cr_expect_eq(c["earnRateBasisPoints"].GetInt(), 150);
+  cr_expect_eq(c["redemptionRateMinorPerPoint"].GetInt(), 2);
+  cr_expect_str_eq(c["payoutCurrency"].GetString(), "GBP");
+  cr_assert_eq(c["currencies"].Size(), 2u);
+  cr_expect_str_eq(c["currencies"][1].GetString(), "EUR");
+  cr_expect_eq(c["minRedemptionPoints"].GetInt(), 100);
+  cr_expect(c["fundingRestricted"].IsFalse());
+  cr_expect_str_eq(c["status"].GetString(), "active");
+  cr_assert(c["clubId"].IsString());
+
+  auto u = json_of(db.mrctl({"club", "update", "--ref", "acme-1", "--earn-rate-bp", "0", "--funding-restricted",
+                             "true", "--status", "suspended"}));
+  cr_expect_eq(u["earnRateBasisPoints"].GetInt(), 0);
+  cr_expect(u["fundingRestricted"].IsTrue());
+  cr_expect_str_eq(u["status"].GetString(), "suspended");
+  cr_expect_str_eq(u["name"].GetString(), "Acme \"One\"", "unchanged settings stay");
+  cr_expect_str_eq(u["clubId"].GetString(), c["clubId"].GetString());
+
+  auto s = json_of(db.mrctl({"club", "show", "--ref", "acme-1"}));
+  cr_expect_str_eq(s["status"].GetString(), "suspended");
+}
+
+Test(mrctl, club_inputs_are_checked) {
+  Db db;
+  const std::vector<std::string> base = {"club", "create", "--ref", "r", "--name", "N", "--earn-rate-bp", "1"};
+  auto with = [&](std::vector<std::string> extra) {
+    auto args = base;
+    args.insert(args.end(), extra.begin(), extra.end());
+    return db.mrctl(args);
+  };
+  expect_refused(with({"--currencies", "gbp"}), 2, "three upper-case letters");
+  expect_refused(with({"--currencies", "GBP,,EUR"}), 2, "three upper-case letters");
+  expect_refused(with({"--currencies", "GBP,GBP"}), 2, "twice");
+  expect_refused(with({"--currencies", "GBP", "--payout-currency", "GBPX"}), 2, "three upper-case letters");
+  expect_refused(with({"--currencies", "GBP", "--min-redemption", "0"}), 2, "--min-redemption");
+  expect_refused(with({"--currencies", "GBP", "--redemption-rate-minor", " 5"}), 2, "--redemption-rate-minor");
+  expect_refused(with({"--currencies", "GBP", "--earn-rate"}), 2, "needs a value");
+  expect_refused(with({"--currencies", "GBP", "--earn-rate", "5"}), 2, "takes no --earn-rate");
+  expect_refused(with({"--currencies", "GBP", "--name", "Again"}), 2, "given twice");
+  expect_refused(db.mrctl({"club", "create", "--ref", std::string(129, 'r'), "--name", "N", "--earn-rate-bp", "1",
+                           "--currencies", "GBP"}),
+                 2, "1 to 128");
+  expect_refused(db.mrctl({"club", "create", "--ref", "tab\there", "--name", "N", "--earn-rate-bp", "1",
+                           "--currencies", "GBP"}),
+                 2, "printable ASCII");
+  expect_refused(db.mrctl({"club", "create", "--ref", "r", "--name", "N", "--earn-rate-bp", "1000001",
+                           "--currencies", "GBP"}),
+                 2, "--earn-rate-bp");
+  cr_expect_eq(db.sql("SELECT count(*) FROM clubs"), std::string("0"), "nothing refused was written");
+
+  json_of(with({"--currencies", "GBP"}));
+  expect_refused(with({"--currencies", "GBP"}), 1, "already exists");
+  expect_refused(db.mrctl({"club", "update", "--ref", "r"}), 2, "nothing to change");
+  expect_refused(db.mrctl({"club", "update", "--ref", "nope", "--name", "X"}), 1, "no club nope");
+  expect_refused(db.mrctl({"club", "update", "--ref", "r", "--status", "closed"}), 2, "--status");
+  expect_refused(db.mrctl({"club", "show", "--ref", "nope"}), 1, "no club nope");
+}
+
+Test(mrctl, at_most_two_active_keys_per_club_and_environment) {
+  Db db;
+  create_club(db, "club-k");
+  const Issued a = issue(db, "club-k", "sandbox"), b = issue(db, "club-k", "sandbox");
+  cr_expect(a.key_id.starts_with("mrk_sbx_"));
+  cr_expect_eq(a.secret.size(), 43u);
+  expect_refused(db.mrctl({"key", "issue", "--ref", "club-k", "--env", "sandbox"}), 1, "two active sandbox keys");
+  const Issued p = issue(db, "club-k", "production");
+  cr_expect(p.key_id.starts_with("mrk_prd_"), "the other environment counts apart");
+  expect_refused(db.mrctl({"key", "issue", "--ref", "club-k", "--env", "staging"}), 2, "--env");
+  expect_refused(db.mrctl({"key", "issue", "--ref", "nope", "--env", "sandbox"}), 1, "no club nope");
+
+  auto revoked = json_of(db.mrctl({"key", "revoke", "--key-id", a.key_id}));
+  cr_expect_str_eq(revoked["keyId"].GetString(), a.key_id.c_str());
+  cr_expect_str_eq(revoked["status"].GetString(), "revoked");
+  expect_refused(db.mrctl({"key", "revoke", "--key-id", "mrk_sbx_none"}), 1, "no key mrk_sbx_none");
+  const Issued c = issue(db, "club-k", "sandbox");  // room again after a revoke
+
+  const Run listed = db.mrctl({"key", "list", "--ref", "club-k"});
+  auto l = json_of(listed);
+  cr_assert(l.IsArray());
+  cr_assert_eq(l.Size(), 4u);
+  for (const std::string& secret : {a.secret, b.secret, c.secret, p.secret}) {
+    cr_expect(listed.out.find(secret) == std::string::npos, "key list never shows a secret");
+  }
+  int active = 0;
+  for (const auto& k : l.GetArray()) {
+    cr_expect(!k.HasMember("secret"));
+    const bool is_a = k["keyId"].GetString() == a.key_id;
+    cr_expect_str_eq(k["status"].GetString(), is_a ? "revoked" : "active");
+    cr_expect(is_a ? k["revokedAt"].IsString() : k["revokedAt"].IsNull());
+    cr_expect(k["createdAt"].IsString());
+    active += !is_a;
+  }
+  cr_expect_eq(active, 3);
+  cr_expect_eq(db.sql("SELECT count(*) FROM api_keys WHERE position('" + b.secret +
+                      "' in encode(secret_sealed, 'escape')) > 0"),
+               std::string("0"), "stored sealed, not clear");
+}
+
+Test(catalogue, loads_exactly_the_active_keys_of_the_environment) {
+  Db db;
+  create_club(db, "club-a");
+  create_club(db, "club-s");
+  const Issued a1 = issue(db, "club-a", "sandbox"), a2 = issue(db, "club-a", "sandbox");
+  const Issued ap = issue(db, "club-a", "production");
+  const Issued s1 = issue(db, "club-s", "sandbox");
+  cr_assert_eq(db.mrctl({"key", "revoke", "--key-id", a2.key_id}).code, 0);
+  json_of(db.mrctl({"club", "update", "--ref", "club-s", "--status", "suspended"}));
+
+  std::string err;
+  auto sandbox = mr::load_key_catalogue(db.dsn(), master(), "sandbox", err);
+  cr_assert(sandbox.has_value(), "%s", err.c_str());
+  cr_expect_eq(sandbox->size(), 1u);
+  const mr::KeyEntry* e = sandbox->find(a1.key_id);
+  cr_assert(e != nullptr);
+  cr_expect_eq(e->secret, a1.secret);
+  cr_expect_eq(e->partner_ref, std::string("club-a"));
+  cr_expect_eq(std::to_string(e->club_id), db.sql("SELECT club_id FROM clubs WHERE partner_ref = 'club-a'"));
+  cr_expect(sandbox->find(a2.key_id) == nullptr, "revoked");
+  cr_expect(sandbox->find(ap.key_id) == nullptr, "production key");
+  cr_expect(sandbox->find(s1.key_id) == nullptr, "suspended club");
+
+  auto production = mr::load_key_catalogue(db.uri(), master(), "production", err);  // a URI works too
+  cr_assert(production.has_value(), "%s", err.c_str());
+  cr_expect_eq(production->size(), 1u);
+  cr_assert(production->find(ap.key_id) != nullptr);
+  cr_expect_eq(production->find(ap.key_id)->secret, ap.secret);
+
+  json_of(db.mrctl({"club", "update", "--ref", "club-s", "--status", "active"}));
+  sandbox = mr::load_key_catalogue(db.dsn(), master(), "sandbox", err);
+  cr_assert(sandbox.has_value(), "%s", err.c_str());
+  cr_expect_eq(sandbox->size(), 2u, "the club is active again");
+  cr_expect(sandbox->find(s1.key_id) != nullptr);
+}
+
+Test(catalogue, a_secret_that_does_not_open_fails_the_whole_load) {
+  Db db;
+  create_club(db, "club-a");
+  const Issued a1 = issue(db, "club-a", "sandbox"), a2 = issue(db, "club-a", "sandbox");
+  std::string err;
+
+  mr::MasterKey other = master();
+  other.bytes[0] ^= 1;
+  cr_expect(!mr::load_key_catalogue(db.dsn(), other, "sandbox", err).has_value());
+  cr_expect(err.find("does not open") != std::string::npos, "%s", err.c_str());
+
+  // A sealed secret copied onto another key's row: the AAD (key id) differs.
+  db.sql("UPDATE api_keys SET secret_sealed = (SELECT secret_sealed FROM api_keys WHERE key_id = '" + a1.key_id +
+         "') WHERE key_id = '" + a2.key_id + "'");
+  err.clear();
+  cr_expect(!mr::load_key_catalogue(db.dsn(), master(), "sandbox", err).has_value());
+  cr_expect(err.find(a2.key_id) != std::string::npos, "%s", err.c_str());
+}
+
+Test(catalogue, bad_environment_and_unreachable_database_are_errors) {
+  Db db;
+  std::string err;
+  cr_expect(!mr::load_key_catalogue(db.dsn(), master(), "staging", err).has_value());
+  cr_expect(err.find("sandbox or production") != std::string::npos, "%s", err.c_str());
+  err.clear();
+  cr_expect(!mr::load_key_catalogue("host=127.0.0.1 port=1 dbname=x", master(), "sandbox", err).has_value());
+  cr_expect(!err.empty());
+  auto empty = mr::load_key_catalogue(db.dsn(), master(), "sandbox", err);
+  cr_assert(empty.has_value(), "%s", err.c_str());
+  cr_expect_eq(empty->size(), 0u);
+}
