@@ -11,7 +11,7 @@
 #include <thread>
 #include <vector>
 
-#include "tests/support/mr_client.hpp"
+#include "client/mr_client.hpp"
 
 namespace {
 

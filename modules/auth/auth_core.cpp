@@ -11,42 +11,9 @@
 namespace mr::auth {
 namespace {
 
-std::string to_hex(const unsigned char* data, std::size_t len) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out(len * 2, '0');
-  for (std::size_t i = 0; i < len; ++i) {
-    out[2 * i] = kHex[data[i] >> 4];
-    out[2 * i + 1] = kHex[data[i] & 0xf];
-  }
-  return out;
-}
-
 bool is_hex(char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; }
 
 }  // namespace
-
-void Sha256::Free::operator()(void* ctx) const { EVP_MD_CTX_free(static_cast<EVP_MD_CTX*>(ctx)); }
-
-Sha256::Sha256() : ctx_(EVP_MD_CTX_new()) {
-  EVP_DigestInit_ex(static_cast<EVP_MD_CTX*>(ctx_.get()), EVP_sha256(), nullptr);
-}
-
-void Sha256::update(std::string_view data) {
-  EVP_DigestUpdate(static_cast<EVP_MD_CTX*>(ctx_.get()), data.data(), data.size());
-}
-
-std::string Sha256::hex_final() {
-  unsigned char md[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  EVP_DigestFinal_ex(static_cast<EVP_MD_CTX*>(ctx_.get()), md, &len);
-  return to_hex(md, len);
-}
-
-std::string sha256_hex(std::string_view data) {
-  Sha256 h;
-  h.update(data);
-  return h.hex_final();
-}
 
 std::string canonical_string(std::string_view timestamp, std::string_view method,
                              std::string_view path, std::string_view body_sha256_hex) {

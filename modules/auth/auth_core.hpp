@@ -13,24 +13,12 @@
 
 #include "ledger/errors.hpp"
 #include "ledger/timestamps.hpp"
+#include "modules/common/digest.hpp"
 
 namespace mr::auth {
 
-// Streaming SHA-256 over OpenSSL's EVP interface.
-class Sha256 {
- public:
-  Sha256();
-  void update(std::string_view data);
-  std::string hex_final();  // lower-case hex
-
- private:
-  struct Free {
-    void operator()(void* ctx) const;
-  };
-  std::unique_ptr<void, Free> ctx_;
-};
-
-std::string sha256_hex(std::string_view data);
+using mr::Sha256;
+using mr::sha256_hex;
 
 // timestamp \n METHOD \n path \n body_sha256_hex
 std::string canonical_string(std::string_view timestamp, std::string_view method,

@@ -1,24 +1,29 @@
 // The auth edge module: reads the body in the access phase, checks key,
 // headers, timestamp window and HMAC (rules in auth_core, order in
-// check_request), exports $mr_key_id, $mr_club_id, $mr_partner_ref and
-// $mr_request_id, stamps X-Request-Id on every response and answers nginx's
-// own errors with the JSON envelope (mr_json_error).
+// check_request) and keeps what it learned in the request context the other
+// modules read; exports $mr_key_id, $mr_club_id, $mr_partner_ref and
+// $mr_request_id for logs and limit_req, stamps X-Request-Id on every
+// response and answers nginx's own errors with the JSON envelope
+// (mr_json_error). Directives: lua-free-config/auth_conf.
 #include <chrono>
 #include <new>
 
+#include "keys/key_catalogue.hpp"
 #include "ledger/errors.hpp"
 #include "ledger/read_requests.hpp"
-#include "lua-free-config/auth_directives.hpp"
-#include "lua-free-config/key_catalogue.hpp"
+#include "lua-free-config/auth_conf.hpp"
 #include "modules/auth/auth_core.hpp"
+#include "modules/auth/catalogue_load.hpp"
+#include "modules/common/digest.hpp"
 #include "modules/common/http_json.hpp"
+#include "modules/common/phases.hpp"
+#include "modules/common/request_context.hpp"
+
+extern "C" ngx_module_t ngx_http_mr_auth_module;
 
 namespace {
 
-struct AuthCtx {
-  ngx_int_t status;           // what the access handler returns when re-entered
-  const mr::KeyEntry* key;    // set once the request is authenticated
-};
+using AuthCtx = mr::ngx::RequestContext;
 
 ngx_http_output_header_filter_pt next_header_filter;
 
@@ -65,8 +70,13 @@ ngx_int_t authenticate(ngx_http_request_t* r, AuthCtx* ctx) {
   if (r->headers_in.content_type != nullptr) {
     facts.content_type = mr::ngx::view(r->headers_in.content_type->value);
   }
-  const std::string body_hash = mr::auth::sha256_hex(*body);
-  facts.body_sha256_hex = body_hash;
+  ctx->body = *body;
+  ctx->idempotency_key = facts.idempotency_key.value_or(std::string_view{});
+  const bool is_post = r->method == NGX_HTTP_POST;
+  auto digests = mr::digest_request(facts.method, facts.path, *body, is_post);
+  ctx->body_sha256_hex = std::move(digests.body_sha256_hex);
+  ctx->fingerprint = std::move(digests.fingerprint);
+  facts.body_sha256_hex = ctx->body_sha256_hex;
 
   const mr::KeyEntry* found = nullptr;
   const mr::auth::KeyLookup lookup = [&](std::string_view id) -> std::optional<mr::auth::KeyView> {
@@ -110,9 +120,11 @@ ngx_int_t access_handler(ngx_http_request_t* r) {
   if (r != r->main || !loc_conf(r)->enabled) return NGX_DECLINED;
   if (AuthCtx* ctx = get_ctx(r); ctx != nullptr) return ctx->status;
 
-  auto* ctx = static_cast<AuthCtx*>(ngx_pcalloc(r->pool, sizeof(AuthCtx)));
-  if (ctx == nullptr) return NGX_HTTP_INTERNAL_SERVER_ERROR;
-  ctx->status = NGX_DONE;
+  // Lives in the request pool; its strings are freed by the cleanup.
+  ngx_pool_cleanup_t* cln = ngx_pool_cleanup_add(r->pool, sizeof(AuthCtx));
+  if (cln == nullptr) return NGX_HTTP_INTERNAL_SERVER_ERROR;
+  auto* ctx = new (cln->data) AuthCtx{};
+  cln->handler = [](void* data) { static_cast<AuthCtx*>(data)->~AuthCtx(); };
   ngx_http_set_ctx(r, ctx, ngx_http_mr_auth_module);
 
   r->request_body_in_single_buf = 1;
@@ -182,43 +194,14 @@ ngx_int_t add_variables(ngx_conf_t* cf) {
   return NGX_OK;
 }
 
-ngx_int_t postconfiguration(ngx_conf_t* cf) {
-  auto* cmcf = static_cast<ngx_http_core_main_conf_t*>(
-      ngx_http_conf_get_module_main_conf(cf, ngx_http_core_module));
-  auto* h = static_cast<ngx_http_handler_pt*>(
-      ngx_array_push(&cmcf->phases[NGX_HTTP_ACCESS_PHASE].handlers));
-  if (h == nullptr) return NGX_ERROR;
-  *h = access_handler;
-
-  next_header_filter = ngx_http_top_header_filter;
-  ngx_http_top_header_filter = header_filter;
-
-  if (mr::ngx::init_request_id(cf) != NGX_OK) return NGX_ERROR;
-  auto* mcf = static_cast<mr_auth_main_conf_t*>(
-      ngx_http_conf_get_module_main_conf(cf, ngx_http_mr_auth_module));
-  if (mcf->used || mcf->catalogue_dsn.len != 0) return mr_auth_load_catalogue(cf, mcf);
-  return NGX_OK;
-}
-
-ngx_http_module_t module_ctx = {
-    add_variables,              // preconfiguration
-    postconfiguration,          // postconfiguration
-    mr_auth_create_main_conf,   // create main configuration
-    mr_auth_init_main_conf,     // init main configuration
-    nullptr,                    // create server configuration
-    nullptr,                    // merge server configuration
-    mr_auth_create_loc_conf,    // create location configuration
-    mr_auth_merge_loc_conf,     // merge location configuration
-};
-
-}  // namespace
-
-// Answers with the JSON error for the location's status, or for the status
-// error_page redirected here with (nginx's own 404, 405, 413, 429, 5xx).
-extern "C" ngx_int_t mr_json_error_handler(ngx_http_request_t* r) {
+// Content phase, in locations with mr_json_error: answers with the JSON
+// error for the location's status, or for the status error_page redirected
+// here with (nginx's own 404, 405, 413, 429, 5xx).
+ngx_int_t json_error_handler(ngx_http_request_t* r) {
+  const mr_auth_loc_conf_t* lcf = loc_conf(r);
+  if (lcf->json_error_status == kJsonErrorOff) return NGX_DECLINED;
   try {
-    const mr_auth_loc_conf_t* lcf = loc_conf(r);
-    ngx_int_t status = lcf->json_error_status > 0 ? lcf->json_error_status
+    ngx_int_t status = lcf->json_error_status != kJsonErrorFromErrorPage ? lcf->json_error_status
                        : r->err_status != 0       ? static_cast<ngx_int_t>(r->err_status)
                                                   : NGX_HTTP_NOT_FOUND;
     if (r == r->main && !r->discard_body && r->request_body == nullptr) {
@@ -230,11 +213,52 @@ extern "C" ngx_int_t mr_json_error_handler(ngx_http_request_t* r) {
   }
 }
 
+ngx_int_t postconfiguration(ngx_conf_t* cf) {
+  auto* cmcf = static_cast<ngx_http_core_main_conf_t*>(
+      ngx_http_conf_get_module_main_conf(cf, ngx_http_core_module));
+  if (!mr::ngx::add_phase_handler(cmcf, NGX_HTTP_ACCESS_PHASE, access_handler) ||
+      !mr::ngx::add_phase_handler(cmcf, NGX_HTTP_CONTENT_PHASE, json_error_handler)) {
+    return NGX_ERROR;
+  }
+
+  next_header_filter = ngx_http_top_header_filter;
+  ngx_http_top_header_filter = header_filter;
+
+  if (mr::ngx::init_request_id(cf) != NGX_OK) return NGX_ERROR;
+  auto* mcf = static_cast<mr_auth_main_conf_t*>(
+      ngx_http_conf_get_module_main_conf(cf, ngx_http_mr_auth_module));
+  if (mcf->used || mcf->catalogue_dsn.len != 0) {
+    if (!mr::conf::auth_catalogue_settings_complete(cf, mcf)) return NGX_ERROR;
+    return mr::auth::load_catalogue(cf, mcf);
+  }
+  return NGX_OK;
+}
+
+char* merge_loc_conf(ngx_conf_t* cf, void* parent, void* child) {
+  auto* mcf = static_cast<mr_auth_main_conf_t*>(
+      ngx_http_conf_get_module_main_conf(cf, ngx_http_mr_auth_module));
+  return mr::conf::auth_merge_loc(cf, mcf, static_cast<mr_auth_loc_conf_t*>(parent),
+                                  static_cast<mr_auth_loc_conf_t*>(child));
+}
+
+ngx_http_module_t module_ctx = {
+    add_variables,                 // preconfiguration
+    postconfiguration,             // postconfiguration
+    mr::conf::auth_create_main,    // create main configuration
+    nullptr,                       // init main configuration
+    nullptr,                       // create server configuration
+    nullptr,                       // merge server configuration
+    mr::conf::auth_create_loc,     // create location configuration
+    merge_loc_conf,                // merge location configuration
+};
+
+}  // namespace
+
 extern "C" {
 ngx_module_t ngx_http_mr_auth_module = {
     NGX_MODULE_V1,
     &module_ctx,           // module context
-    mr_auth_commands,      // module directives
+    mr::conf::auth_commands,  // module directives
     NGX_HTTP_MODULE,       // module type
     nullptr,               // init master
     nullptr,               // init module

@@ -6,7 +6,7 @@
 #include <string_view>
 
 #include "ledger/errors.hpp"
-#include "modules/common/nginx.hpp"
+#include "lua-free-config/nginx.hpp"
 
 namespace mr::ngx {
 

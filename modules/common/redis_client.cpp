@@ -1,5 +1,7 @@
 #include "modules/common/redis_client.hpp"
 
+#include "modules/common/foreign_socket.hpp"
+
 namespace mr::redis {
 namespace {
 
@@ -39,16 +41,7 @@ void del_write(void* p) {
 // hiredis closes the fd itself after this: only release the nginx side.
 void cleanup(void* p) {
   std::unique_ptr<Adapter> a(static_cast<Adapter*>(p));
-  del_read(p);
-  del_write(p);
-  if (a->c->read->posted) {
-    ngx_delete_posted_event(a->c->read);
-  }
-  if (a->c->write->posted) {
-    ngx_delete_posted_event(a->c->write);
-  }
-  a->c->fd = -1;
-  ngx_free_connection(a->c);
+  mr::ngx::unwatch_socket(a->c);
 }
 
 void connect_cb(const redisAsyncContext* ac, int status) {
@@ -105,19 +98,13 @@ bool Client::ensure_connected() {
     retry_at_ = ngx_current_msec + 1000;
     return false;
   }
-  ngx_connection_t* c = ngx_get_connection(ac->c.fd, log_);
-  if (c == nullptr) {
+  auto adapter = std::make_unique<Adapter>(Adapter{ac, nullptr});
+  adapter->c = mr::ngx::watch_socket(ac->c.fd, log_, adapter.get(), on_event);
+  if (adapter->c == nullptr) {
     redisAsyncFree(ac);
     retry_at_ = ngx_current_msec + 1000;
     return false;
   }
-  auto adapter = std::make_unique<Adapter>(Adapter{ac, c});
-  c->data = adapter.get();
-  c->log = log_;
-  c->read->handler = on_event;
-  c->write->handler = on_event;
-  c->read->log = log_;
-  c->write->log = log_;
   ac->ev.data = adapter.release();
   ac->ev.addRead = add_read;
   ac->ev.delRead = del_read;

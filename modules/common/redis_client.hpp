@@ -16,7 +16,7 @@ extern "C" {
 #include <hiredis/hiredis.h>
 }
 
-#include "modules/common/nginx.hpp"
+#include "lua-free-config/nginx.hpp"
 
 namespace mr::redis {
 

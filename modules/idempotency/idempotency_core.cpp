@@ -27,9 +27,9 @@ std::string write_record(bool done, std::string_view fingerprint, int status, st
 
 }  // namespace
 
-std::string redis_key(std::string_view club_id, std::string_view idempotency_key) {
+std::string redis_key(std::int64_t club_id, std::string_view idempotency_key) {
   std::string key = "mr:idem:";
-  key.append(club_id).append(":").append(idempotency_key);
+  key.append(std::to_string(club_id)).append(":").append(idempotency_key);
   return key;
 }
 

@@ -3,6 +3,7 @@
 // request, and which responses are kept for replay.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -16,7 +17,7 @@ struct Record {
   std::string body;          // done only: byte for byte as first sent
 };
 
-std::string redis_key(std::string_view club_id, std::string_view idempotency_key);
+std::string redis_key(std::int64_t club_id, std::string_view idempotency_key);
 std::string pending_record(std::string_view fingerprint);
 std::string done_record(std::string_view fingerprint, int status, std::string_view body);
 std::optional<Record> parse_record(std::string_view text);

@@ -10,18 +10,21 @@
 #include <new>
 #include <string>
 
-#include "lua-free-config/idempotency_directives.hpp"
-#include "modules/common/fingerprint.hpp"
+#include "lua-free-config/idempotency_conf.hpp"
+#include "keys/key_catalogue.hpp"
 #include "modules/common/http_json.hpp"
+#include "modules/common/phases.hpp"
 #include "modules/common/redis_client.hpp"
+#include "modules/common/request_context.hpp"
 #include "modules/idempotency/idempotency_core.hpp"
+
+extern "C" ngx_module_t ngx_http_mr_idempotency_module;
 
 namespace {
 
 namespace idem = mr::idempotency;
 
 std::unique_ptr<mr::redis::Client> g_redis;  // one per worker process
-ngx_int_t g_club_id_var = NGX_ERROR;
 ngx_http_output_header_filter_pt next_header_filter;
 ngx_http_output_body_filter_pt next_body_filter;
 
@@ -143,14 +146,10 @@ ngx_int_t access_handler(ngx_http_request_t* r) {
   if (!lcf->enabled) return NGX_DECLINED;
   if (Ctx* ctx = get_ctx(r); ctx != nullptr) return ctx->status;
 
-  auto key = mr::ngx::header_in(r, "X-MR-Idempotency-Key");
-  ngx_http_variable_value_t* club = ngx_http_get_indexed_variable(r, g_club_id_var);
-  auto body = mr::ngx::request_body(r);
-  if (!key || club == nullptr || club->not_found || r->request_body == nullptr || !body || !g_redis) {
-    // Without an authenticated club and a read body there is nothing to
-    // scope the key by: mr_auth must run first (it refuses such requests).
-    return NGX_DECLINED;
-  }
+  // Without an authenticated club there is nothing to scope the key by:
+  // mr_auth runs first (and refuses a POST without the header).
+  const mr::ngx::RequestContext* request = mr::ngx::authenticated(r);
+  if (request == nullptr || request->idempotency_key.empty() || !g_redis) return NGX_DECLINED;
 
   ngx_pool_cleanup_t* cln = ngx_pool_cleanup_add(r->pool, sizeof(Ctx));
   if (cln == nullptr) return NGX_HTTP_INTERNAL_SERVER_ERROR;
@@ -167,9 +166,8 @@ ngx_int_t access_handler(ngx_http_request_t* r) {
   };
   ctx->r = r;
   ngx_http_set_ctx(r, ctx, ngx_http_mr_idempotency_module);
-  const std::string_view club_id{reinterpret_cast<const char*>(club->data), club->len};
-  ctx->key = idem::redis_key(club_id, *key);
-  ctx->fingerprint = mr::request_fingerprint(mr::ngx::view(r->method_name), mr::ngx::raw_path(r), *body);
+  ctx->key = idem::redis_key(request->key->club_id, request->idempotency_key);
+  ctx->fingerprint = request->fingerprint;
 
   const mr_idempotency_main_conf_t* mcf = main_conf(r);
   ctx->in_handler = true;
@@ -236,31 +234,32 @@ ngx_int_t preconfiguration(ngx_conf_t* cf) {
 ngx_int_t postconfiguration(ngx_conf_t* cf) {
   auto* cmcf = static_cast<ngx_http_core_main_conf_t*>(
       ngx_http_conf_get_module_main_conf(cf, ngx_http_core_module));
-  ngx_array_t* handlers = &cmcf->phases[NGX_HTTP_ACCESS_PHASE].handlers;
-  auto* slot = static_cast<ngx_http_handler_pt*>(ngx_array_push(handlers));
-  if (slot == nullptr) return NGX_ERROR;
-  // nginx runs a phase's handlers from the last registered to the first:
-  // at index 0 this one runs after auth and every other access check,
-  // whatever the load_module order.
-  auto* all = static_cast<ngx_http_handler_pt*>(handlers->elts);
-  ngx_memmove(all + 1, all, (handlers->nelts - 1) * sizeof(ngx_http_handler_pt));
-  all[0] = access_handler;
+  // After auth and every other access check, whatever the load_module order.
+  if (!mr::ngx::add_phase_handler_last(cmcf, NGX_HTTP_ACCESS_PHASE, access_handler)) return NGX_ERROR;
 
   next_header_filter = ngx_http_top_header_filter;
   ngx_http_top_header_filter = header_filter;
   next_body_filter = ngx_http_top_body_filter;
   ngx_http_top_body_filter = body_filter;
 
-  ngx_str_t club = ngx_string("mr_club_id");
-  g_club_id_var = ngx_http_get_variable_index(cf, &club);
-  if (g_club_id_var == NGX_ERROR) return NGX_ERROR;
+  auto* mcf = static_cast<mr_idempotency_main_conf_t*>(
+      ngx_http_conf_get_module_main_conf(cf, ngx_http_mr_idempotency_module));
+  if (mcf->used && !mr::ngx::auth_module_loaded(cf, "mr_idempotency")) return NGX_ERROR;
   return mr::ngx::init_request_id(cf);
+}
+
+char* merge_loc_conf(ngx_conf_t* cf, void* parent, void* child) {
+  auto* mcf = static_cast<mr_idempotency_main_conf_t*>(
+      ngx_http_conf_get_module_main_conf(cf, ngx_http_mr_idempotency_module));
+  return mr::conf::idempotency_merge_loc(cf, mcf, static_cast<mr_idempotency_loc_conf_t*>(parent),
+                                         static_cast<mr_idempotency_loc_conf_t*>(child));
 }
 
 ngx_int_t init_process(ngx_cycle_t* cycle) {
   auto* mcf = static_cast<mr_idempotency_main_conf_t*>(
       ngx_http_cycle_get_module_main_conf(cycle, ngx_http_mr_idempotency_module));
   if (mcf == nullptr || !mcf->used) return NGX_OK;
+  mr::ngx::bind_request_context(cycle);
   try {
     mr::redis::Settings s;
     s.host.assign(reinterpret_cast<const char*>(mcf->redis_host.data), mcf->redis_host.len);
@@ -284,12 +283,12 @@ void exit_process(ngx_cycle_t*) {
 ngx_http_module_t module_ctx = {
     preconfiguration,                 // preconfiguration
     postconfiguration,                // postconfiguration
-    mr_idempotency_create_main_conf,  // create main configuration
-    mr_idempotency_init_main_conf,    // init main configuration
-    nullptr,                          // create server configuration
-    nullptr,                          // merge server configuration
-    mr_idempotency_create_loc_conf,   // create location configuration
-    mr_idempotency_merge_loc_conf,    // merge location configuration
+    mr::conf::idempotency_create_main,  // create main configuration
+    mr::conf::idempotency_init_main,    // init main configuration
+    nullptr,                            // create server configuration
+    nullptr,                            // merge server configuration
+    mr::conf::idempotency_create_loc,   // create location configuration
+    merge_loc_conf,                     // merge location configuration
 };
 
 }  // namespace
@@ -298,7 +297,7 @@ extern "C" {
 ngx_module_t ngx_http_mr_idempotency_module = {
     NGX_MODULE_V1,
     &module_ctx,               // module context
-    mr_idempotency_commands,   // module directives
+    mr::conf::idempotency_commands,  // module directives
     NGX_HTTP_MODULE,           // module type
     nullptr,                   // init master
     nullptr,                   // init module

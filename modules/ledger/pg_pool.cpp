@@ -1,5 +1,7 @@
 #include "modules/ledger/pg_pool.hpp"
 
+#include "modules/common/foreign_socket.hpp"
+
 #include <algorithm>
 
 namespace mr::pg {
@@ -54,19 +56,7 @@ class Connection {
 
   void close() {
     if (connect_timer_.timer_set) ngx_del_timer(&connect_timer_);
-    if (c_ != nullptr) {
-      if (c_->read->active) ngx_del_event(c_->read, NGX_READ_EVENT, 0);
-      if (c_->write->active) ngx_del_event(c_->write, NGX_WRITE_EVENT, 0);
-      if (c_->read->posted) {
-        ngx_delete_posted_event(c_->read);
-      }
-      if (c_->write->posted) {
-        ngx_delete_posted_event(c_->write);
-      }
-      c_->fd = -1;  // libpq owns and closes the socket
-      ngx_free_connection(c_);
-      c_ = nullptr;
-    }
+    mr::ngx::unwatch_socket(c_);  // libpq owns and closes the socket
     if (pg_ != nullptr) {
       PQfinish(pg_);
       pg_ = nullptr;
@@ -90,24 +80,11 @@ class Connection {
   bool wrap_socket() {
     const int fd = PQsocket(pg_);
     if (fd < 0) return false;
-    if (c_ != nullptr) {
-      if (c_->fd == fd) return true;
-      // libpq moved to another socket (another address, an SSL retry).
-      if (c_->read->active) ngx_del_event(c_->read, NGX_READ_EVENT, 0);
-      if (c_->write->active) ngx_del_event(c_->write, NGX_WRITE_EVENT, 0);
-      c_->fd = -1;
-      ngx_free_connection(c_);
-      c_ = nullptr;
-    }
-    c_ = ngx_get_connection(fd, pool_.log());
-    if (c_ == nullptr) return false;
-    c_->data = this;
-    c_->log = pool_.log();
-    c_->read->handler = on_event;
-    c_->write->handler = on_event;
-    c_->read->log = pool_.log();
-    c_->write->log = pool_.log();
-    return true;
+    if (c_ != nullptr && c_->fd == fd) return true;
+    // First socket, or libpq moved to another (another address, an SSL retry).
+    mr::ngx::unwatch_socket(c_);
+    c_ = mr::ngx::watch_socket(fd, pool_.log(), this, on_event);
+    return c_ != nullptr;
   }
 
   void update_interest() {
@@ -251,7 +228,7 @@ class Connection {
   bool wants_write_ = false;
   ngx_msec_t retry_at_ = 0;
   std::unique_ptr<Job> job_;
-  ResultPtr result_;
+  Result result_;
   ngx_event_t connect_timer_{};
 };
 

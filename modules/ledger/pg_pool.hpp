@@ -11,22 +11,17 @@
 #include <string>
 #include <vector>
 
-#include <libpq-fe.h>
+#include "ledger/sql/pg_handles.hpp"
 
-#include "modules/common/nginx.hpp"
+#include "lua-free-config/nginx.hpp"
 
 namespace mr::pg {
 
 class Pool;
 
-struct ResultDeleter {
-  void operator()(PGresult* r) const { PQclear(r); }
-};
-using ResultPtr = std::unique_ptr<PGresult, ResultDeleter>;
-
 struct Outcome {
   enum class Kind { ok, sql_error, unavailable } kind;
-  ResultPtr result;     // kind == ok: the statement's tuples
+  Result result;     // kind == ok: the statement's tuples
   std::string message;  // sql_error / unavailable: why, for the log
   std::string sqlstate;
 };

@@ -12,7 +12,7 @@
 #include <criterion/criterion.h>
 #include <rapidjson/document.h>
 
-#include "tests/support/mr_client.hpp"
+#include "client/mr_client.hpp"
 
 namespace mr::test {
 

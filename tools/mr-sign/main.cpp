@@ -10,8 +10,8 @@
 #include <sstream>
 #include <string>
 
-#include "lua-free-config/secret_box.hpp"
-#include "tests/support/mr_client.hpp"
+#include "keys/secret_box.hpp"
+#include "client/mr_client.hpp"
 
 namespace {
 

@@ -9,8 +9,8 @@
 #include <string_view>
 #include <vector>
 
-#include "lua-free-config/pg.hpp"
-#include "lua-free-config/secret_box.hpp"
+#include "keys/blocking_pg.hpp"
+#include "keys/secret_box.hpp"
 
 namespace mr::ctl {
 

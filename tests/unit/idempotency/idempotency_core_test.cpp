@@ -9,10 +9,10 @@
 using namespace mr::idempotency;
 
 Test(idempotency_core, key_is_scoped_by_club) {
-  cr_expect_eq(redis_key("7", "abc"), std::string("mr:idem:7:abc"));
-  cr_expect_neq(redis_key("7", "abc"), redis_key("8", "abc"));
+  cr_expect_eq(redis_key(7, "abc"), std::string("mr:idem:7:abc"));
+  cr_expect_neq(redis_key(7, "abc"), redis_key(8, "abc"));
   // A colon in the key cannot make two clubs' keys meet: the club id is digits.
-  cr_expect_neq(redis_key("1", "2:x"), redis_key("12", ":x"));
+  cr_expect_neq(redis_key(1, "2:x"), redis_key(12, ":x"));
 }
 
 Test(idempotency_core, pending_round_trip) {

@@ -9,7 +9,7 @@
 #include <string_view>
 #include <unordered_map>
 
-#include "lua-free-config/secret_box.hpp"
+#include "keys/secret_box.hpp"
 
 namespace mr {
 

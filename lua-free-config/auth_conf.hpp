@@ -1,5 +1,7 @@
 // Directives of the auth edge module. nginx.conf is the only configuration
 // language; every mr_auth* setting is parsed, defaulted and merged here.
+// Nothing here knows a module: the auth module registers its handlers from
+// these structs at postconfiguration.
 //
 //   mr_environment sandbox|production;      http      required where mr_auth is on
 //   mr_catalogue_dsn "<libpq conninfo>";    http      keys and clubs, read at (re)load
@@ -13,9 +15,7 @@
 //                                           envelope (of error_page's status if none)
 #pragma once
 
-#include <memory>
-
-#include "modules/common/nginx.hpp"
+#include "lua-free-config/nginx.hpp"
 
 namespace mr {
 class KeyCatalogue;
@@ -26,8 +26,8 @@ struct mr_auth_main_conf_t {
   ngx_str_t environment;
   ngx_str_t catalogue_dsn;
   ngx_str_t master_key_file;
-  ngx_flag_t used;                  // some location has mr_auth on
-  const mr::KeyCatalogue* catalogue;  // loaded at (re)load, freed with the cycle
+  ngx_flag_t used;                    // some location has mr_auth on
+  const mr::KeyCatalogue* catalogue;  // loaded by the module at (re)load, freed with the cycle
 };
 
 struct mr_auth_loc_conf_t {
@@ -35,22 +35,23 @@ struct mr_auth_loc_conf_t {
   ngx_flag_t request_id_header;
   time_t timestamp_window;
   size_t max_body_size;
-  ngx_int_t json_error_status;  // 0: not a JSON error location, -1: error_page's status
+  ngx_int_t json_error_status;  // mr_json_error: kJsonErrorOff, kJsonErrorFromErrorPage or 400..599
 };
 
-extern ngx_command_t mr_auth_commands[];
+inline constexpr ngx_int_t kJsonErrorOff = 0;
+inline constexpr ngx_int_t kJsonErrorFromErrorPage = 1;  // the status error_page redirected with
 
-void* mr_auth_create_main_conf(ngx_conf_t* cf);
-char* mr_auth_init_main_conf(ngx_conf_t* cf, void* conf);
-void* mr_auth_create_loc_conf(ngx_conf_t* cf);
-char* mr_auth_merge_loc_conf(ngx_conf_t* cf, void* parent, void* child);
+namespace mr::conf {
 
-// Reads keys and clubs of the configured environment from PostgreSQL with
-// the master key. Runs in the master at start and reload: on failure the
-// new configuration is refused and the running one keeps serving.
-ngx_int_t mr_auth_load_catalogue(ngx_conf_t* cf, mr_auth_main_conf_t* mcf);
+extern ngx_command_t auth_commands[];
 
-// Defined by the auth module: the module itself and the content handler
-// that mr_json_error installs.
-extern "C" ngx_module_t ngx_http_mr_auth_module;
-extern "C" ngx_int_t mr_json_error_handler(ngx_http_request_t* r);
+void* auth_create_main(ngx_conf_t* cf);
+void* auth_create_loc(ngx_conf_t* cf);
+// `main` is the http block's mr_auth_main_conf_t (the module passes its own).
+char* auth_merge_loc(ngx_conf_t* cf, mr_auth_main_conf_t* main, mr_auth_loc_conf_t* prev,
+                     mr_auth_loc_conf_t* conf);
+// At postconfiguration, when some location has mr_auth on: every setting
+// the catalogue needs is there (one-line nginx -t error otherwise).
+bool auth_catalogue_settings_complete(ngx_conf_t* cf, const mr_auth_main_conf_t* main);
+
+}  // namespace mr::conf

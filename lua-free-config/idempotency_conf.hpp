@@ -1,7 +1,7 @@
 // Directives of the idempotency edge module.
 //
 //   mr_idempotency on|off;                 http, server, location (default off): POSTs
-//                                          carry X-MR-Idempotency-Key, scoped by $mr_club_id
+//                                          carry X-MR-Idempotency-Key, scoped by the club
 //   mr_redis <ip>:<port>;                  http (default 127.0.0.1:6379)
 //   mr_redis_connect_timeout <time>;       http (default 200ms)
 //   mr_redis_timeout <time>;               http: per command (default 200ms); past it the
@@ -11,7 +11,7 @@
 //                                          key (default 60s; longer than any answer takes)
 #pragma once
 
-#include "modules/common/nginx.hpp"
+#include "lua-free-config/nginx.hpp"
 
 struct mr_idempotency_main_conf_t {
   ngx_str_t redis;  // "ip:port"
@@ -28,11 +28,15 @@ struct mr_idempotency_loc_conf_t {
   ngx_flag_t enabled;
 };
 
-extern ngx_command_t mr_idempotency_commands[];
+namespace mr::conf {
 
-void* mr_idempotency_create_main_conf(ngx_conf_t* cf);
-char* mr_idempotency_init_main_conf(ngx_conf_t* cf, void* conf);
-void* mr_idempotency_create_loc_conf(ngx_conf_t* cf);
-char* mr_idempotency_merge_loc_conf(ngx_conf_t* cf, void* parent, void* child);
+extern ngx_command_t idempotency_commands[];
 
-extern "C" ngx_module_t ngx_http_mr_idempotency_module;
+void* idempotency_create_main(ngx_conf_t* cf);
+char* idempotency_init_main(ngx_conf_t* cf, void* conf);
+void* idempotency_create_loc(ngx_conf_t* cf);
+// `main` is the http block's mr_idempotency_main_conf_t (the module passes its own).
+char* idempotency_merge_loc(ngx_conf_t* cf, mr_idempotency_main_conf_t* main,
+                            mr_idempotency_loc_conf_t* prev, mr_idempotency_loc_conf_t* conf);
+
+}  // namespace mr::conf

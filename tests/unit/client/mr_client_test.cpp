@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "modules/auth/auth_core.hpp"
-#include "tests/support/mr_client.hpp"
+#include "client/mr_client.hpp"
 
 namespace {
 

@@ -1,9 +1,9 @@
-#include "lua-free-config/key_catalogue.hpp"
+#include "keys/key_catalogue.hpp"
 
 #include <charconv>
 #include <new>
 
-#include "lua-free-config/pg.hpp"
+#include "keys/blocking_pg.hpp"
 
 namespace mr {
 

@@ -1,4 +1,4 @@
-#include "lua-free-config/secret_box.hpp"
+#include "keys/secret_box.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>

@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "ledger/sql/migrations.hpp"
-#include "lua-free-config/key_catalogue.hpp"
-#include "lua-free-config/pg.hpp"
-#include "tests/support/mr_client.hpp"
+#include "keys/key_catalogue.hpp"
+#include "keys/blocking_pg.hpp"
+#include "client/mr_client.hpp"
 
 namespace {
 

@@ -1,25 +1,13 @@
-#include "lua-free-config/ledger_directives.hpp"
+#include "lua-free-config/ledger_conf.hpp"
 
+namespace mr::conf {
 namespace {
 
-char* set_ledger(ngx_conf_t* cf, ngx_command_t*, void* conf) {
+// mr_ledger and mr_ops: what the location serves (one of them, once).
+char* set_role(ngx_conf_t*, ngx_command_t* cmd, void* conf) {
   auto* lcf = static_cast<mr_ledger_loc_conf_t*>(conf);
-  if (lcf->enabled == 1) return const_cast<char*>("is duplicate");
-  lcf->enabled = 1;
-  auto* clcf = static_cast<ngx_http_core_loc_conf_t*>(
-      ngx_http_conf_get_module_loc_conf(cf, ngx_http_core_module));
-  clcf->handler = mr_ledger_handler;
-  static_cast<mr_ledger_main_conf_t*>(
-      ngx_http_conf_get_module_main_conf(cf, ngx_http_mr_ledger_module))->used = 1;
-  return NGX_CONF_OK;
-}
-
-char* set_ops(ngx_conf_t* cf, ngx_command_t*, void*) {
-  auto* clcf = static_cast<ngx_http_core_loc_conf_t*>(
-      ngx_http_conf_get_module_loc_conf(cf, ngx_http_core_module));
-  clcf->handler = mr_ops_handler;
-  static_cast<mr_ledger_main_conf_t*>(
-      ngx_http_conf_get_module_main_conf(cf, ngx_http_mr_ledger_module))->used = 1;
+  if (lcf->role != mr_ledger_role::none) return const_cast<char*>("is duplicate");
+  lcf->role = static_cast<mr_ledger_role>(cmd->offset);
   return NGX_CONF_OK;
 }
 
@@ -52,17 +40,17 @@ bool read_token(ngx_conf_t* cf, mr_ledger_main_conf_t* mcf) {
 
 }  // namespace
 
-ngx_command_t mr_ledger_commands[] = {
-    {ngx_string("mr_ops"), NGX_HTTP_LOC_CONF | NGX_CONF_NOARGS, set_ops, NGX_HTTP_LOC_CONF_OFFSET, 0,
-     nullptr},
+ngx_command_t ledger_commands[] = {
+    {ngx_string("mr_ops"), NGX_HTTP_LOC_CONF | NGX_CONF_NOARGS, set_role, NGX_HTTP_LOC_CONF_OFFSET,
+     static_cast<ngx_uint_t>(mr_ledger_role::ops), nullptr},
     {ngx_string("mr_ops_token_file"), NGX_HTTP_MAIN_CONF | NGX_CONF_TAKE1, ngx_conf_set_str_slot,
      NGX_HTTP_MAIN_CONF_OFFSET, offsetof(mr_ledger_main_conf_t, ops_token_file), nullptr},
     {ngx_string("mr_payout_simulator"), NGX_HTTP_MAIN_CONF | NGX_CONF_FLAG, ngx_conf_set_flag_slot,
      NGX_HTTP_MAIN_CONF_OFFSET, offsetof(mr_ledger_main_conf_t, simulator), nullptr},
     {ngx_string("mr_payout_simulator_delay"), NGX_HTTP_MAIN_CONF | NGX_CONF_TAKE1, ngx_conf_set_msec_slot,
      NGX_HTTP_MAIN_CONF_OFFSET, offsetof(mr_ledger_main_conf_t, simulator_delay), nullptr},
-    {ngx_string("mr_ledger"), NGX_HTTP_LOC_CONF | NGX_CONF_NOARGS, set_ledger,
-     NGX_HTTP_LOC_CONF_OFFSET, 0, nullptr},
+    {ngx_string("mr_ledger"), NGX_HTTP_LOC_CONF | NGX_CONF_NOARGS, set_role,
+     NGX_HTTP_LOC_CONF_OFFSET, static_cast<ngx_uint_t>(mr_ledger_role::partner_api), nullptr},
     {ngx_string("mr_ledger_dsn"), NGX_HTTP_MAIN_CONF | NGX_CONF_TAKE1, ngx_conf_set_str_slot,
      NGX_HTTP_MAIN_CONF_OFFSET, offsetof(mr_ledger_main_conf_t, dsn), nullptr},
     {ngx_string("mr_ledger_pool_size"), NGX_HTTP_MAIN_CONF | NGX_CONF_TAKE1,
@@ -79,7 +67,7 @@ ngx_command_t mr_ledger_commands[] = {
      offsetof(mr_ledger_main_conf_t, query_timeout), nullptr},
     ngx_null_command};
 
-void* mr_ledger_create_main_conf(ngx_conf_t* cf) {
+void* ledger_create_main(ngx_conf_t* cf) {
   auto* mcf = static_cast<mr_ledger_main_conf_t*>(ngx_pcalloc(cf->pool, sizeof(mr_ledger_main_conf_t)));
   if (mcf == nullptr) return nullptr;
   mcf->pool_size = NGX_CONF_UNSET_UINT;
@@ -91,7 +79,7 @@ void* mr_ledger_create_main_conf(ngx_conf_t* cf) {
   return mcf;
 }
 
-char* mr_ledger_init_main_conf(ngx_conf_t* cf, void* conf) {
+char* ledger_init_main(ngx_conf_t* cf, void* conf) {
   auto* mcf = static_cast<mr_ledger_main_conf_t*>(conf);
   ngx_conf_init_uint_value(mcf->pool_size, 4);
   ngx_conf_init_uint_value(mcf->queue_size, 1024);
@@ -107,23 +95,20 @@ char* mr_ledger_init_main_conf(ngx_conf_t* cf, void* conf) {
   return NGX_CONF_OK;
 }
 
-void* mr_ledger_create_loc_conf(ngx_conf_t* cf) {
-  auto* lcf = static_cast<mr_ledger_loc_conf_t*>(ngx_pcalloc(cf->pool, sizeof(mr_ledger_loc_conf_t)));
-  if (lcf == nullptr) return nullptr;
-  lcf->enabled = NGX_CONF_UNSET;
-  return lcf;
+void* ledger_create_loc(ngx_conf_t* cf) {
+  // pcalloc: role none. A role is never inherited: it names one location.
+  return ngx_pcalloc(cf->pool, sizeof(mr_ledger_loc_conf_t));
 }
 
-char* mr_ledger_merge_loc_conf(ngx_conf_t* cf, void*, void* child) {
-  auto* conf = static_cast<mr_ledger_loc_conf_t*>(child);
-  if (conf->enabled == NGX_CONF_UNSET) conf->enabled = 0;
-  if (conf->enabled) {
-    auto* mcf = static_cast<mr_ledger_main_conf_t*>(
-        ngx_http_conf_get_module_main_conf(cf, ngx_http_mr_ledger_module));
-    if (mcf->dsn.len == 0) {
-      ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "mr_ledger needs mr_ledger_dsn");
-      return static_cast<char*>(NGX_CONF_ERROR);
-    }
+char* ledger_merge_loc(ngx_conf_t* cf, mr_ledger_main_conf_t* main, mr_ledger_loc_conf_t* conf) {
+  if (conf->role == mr_ledger_role::none) return NGX_CONF_OK;
+  main->used = 1;
+  if (main->dsn.len == 0) {
+    ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "%s needs mr_ledger_dsn",
+                       conf->role == mr_ledger_role::ops ? "mr_ops" : "mr_ledger");
+    return static_cast<char*>(NGX_CONF_ERROR);
   }
   return NGX_CONF_OK;
 }
+
+}  // namespace mr::conf

@@ -1,4 +1,4 @@
-#include "lua-free-config/pg.hpp"
+#include "keys/blocking_pg.hpp"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "tests/support/mr_client.hpp"
+#include "client/mr_client.hpp"
 
 #include <curl/curl.h>
 

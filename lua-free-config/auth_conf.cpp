@@ -1,17 +1,17 @@
-#include "lua-free-config/auth_directives.hpp"
+#include "lua-free-config/auth_conf.hpp"
 
-#include <new>
-#include <string>
+#include <string_view>
+#include <utility>
 
-#include "lua-free-config/key_catalogue.hpp"
-#include "lua-free-config/secret_box.hpp"
+#include "lua-free-config/conf_values.hpp"
 
+namespace mr::conf {
 namespace {
 
 char* set_json_error(ngx_conf_t* cf, ngx_command_t*, void* conf) {
   auto* lcf = static_cast<mr_auth_loc_conf_t*>(conf);
   if (lcf->json_error_status != NGX_CONF_UNSET) return const_cast<char*>("is duplicate");
-  lcf->json_error_status = -1;
+  lcf->json_error_status = kJsonErrorFromErrorPage;
   if (cf->args->nelts == 2) {
     auto* value = static_cast<ngx_str_t*>(cf->args->elts);
     ngx_int_t status = ngx_atoi(value[1].data, value[1].len);
@@ -22,9 +22,6 @@ char* set_json_error(ngx_conf_t* cf, ngx_command_t*, void* conf) {
     }
     lcf->json_error_status = status;
   }
-  auto* clcf = static_cast<ngx_http_core_loc_conf_t*>(
-      ngx_http_conf_get_module_loc_conf(cf, ngx_http_core_module));
-  clcf->handler = mr_json_error_handler;
   return NGX_CONF_OK;
 }
 
@@ -32,7 +29,7 @@ char* set_environment(ngx_conf_t* cf, ngx_command_t* cmd, void* conf) {
   char* rv = ngx_conf_set_str_slot(cf, cmd, conf);
   if (rv != NGX_CONF_OK) return rv;
   auto* mcf = static_cast<mr_auth_main_conf_t*>(conf);
-  const std::string_view env{reinterpret_cast<char*>(mcf->environment.data), mcf->environment.len};
+  const std::string_view env = view(mcf->environment);
   if (env != "sandbox" && env != "production") {
     ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
                        "mr_environment must be \"sandbox\" or \"production\", not \"%V\"",
@@ -44,7 +41,7 @@ char* set_environment(ngx_conf_t* cf, ngx_command_t* cmd, void* conf) {
 
 }  // namespace
 
-ngx_command_t mr_auth_commands[] = {
+ngx_command_t auth_commands[] = {
     {ngx_string("mr_environment"), NGX_HTTP_MAIN_CONF | NGX_CONF_TAKE1, set_environment,
      NGX_HTTP_MAIN_CONF_OFFSET, offsetof(mr_auth_main_conf_t, environment), nullptr},
     {ngx_string("mr_catalogue_dsn"), NGX_HTTP_MAIN_CONF | NGX_CONF_TAKE1, ngx_conf_set_str_slot,
@@ -71,17 +68,12 @@ ngx_command_t mr_auth_commands[] = {
      set_json_error, NGX_HTTP_LOC_CONF_OFFSET, 0, nullptr},
     ngx_null_command};
 
-void* mr_auth_create_main_conf(ngx_conf_t* cf) {
-  auto* mcf = static_cast<mr_auth_main_conf_t*>(ngx_pcalloc(cf->pool, sizeof(mr_auth_main_conf_t)));
-  if (mcf == nullptr) return nullptr;
-  mcf->used = 0;
-  mcf->catalogue = nullptr;
-  return mcf;
+void* auth_create_main(ngx_conf_t* cf) {
+  // pcalloc: strings empty, used 0, catalogue null.
+  return ngx_pcalloc(cf->pool, sizeof(mr_auth_main_conf_t));
 }
 
-char* mr_auth_init_main_conf(ngx_conf_t*, void*) { return NGX_CONF_OK; }
-
-void* mr_auth_create_loc_conf(ngx_conf_t* cf) {
+void* auth_create_loc(ngx_conf_t* cf) {
   auto* lcf = static_cast<mr_auth_loc_conf_t*>(ngx_pcalloc(cf->pool, sizeof(mr_auth_loc_conf_t)));
   if (lcf == nullptr) return nullptr;
   lcf->enabled = NGX_CONF_UNSET;
@@ -92,18 +84,16 @@ void* mr_auth_create_loc_conf(ngx_conf_t* cf) {
   return lcf;
 }
 
-char* mr_auth_merge_loc_conf(ngx_conf_t* cf, void* parent, void* child) {
-  auto* prev = static_cast<mr_auth_loc_conf_t*>(parent);
-  auto* conf = static_cast<mr_auth_loc_conf_t*>(child);
+char* auth_merge_loc(ngx_conf_t* cf, mr_auth_main_conf_t* main, mr_auth_loc_conf_t* prev,
+                     mr_auth_loc_conf_t* conf) {
   ngx_conf_merge_value(conf->enabled, prev->enabled, 0);
   ngx_conf_merge_value(conf->request_id_header, prev->request_id_header, 0);
   ngx_conf_merge_sec_value(conf->timestamp_window, prev->timestamp_window, 300);
   ngx_conf_merge_size_value(conf->max_body_size, prev->max_body_size, 16 * 1024);
-  if (conf->json_error_status == NGX_CONF_UNSET) conf->json_error_status = 0;
+  if (conf->json_error_status == NGX_CONF_UNSET) conf->json_error_status = kJsonErrorOff;
 
   if (conf->enabled) {
-    static_cast<mr_auth_main_conf_t*>(
-        ngx_http_conf_get_module_main_conf(cf, ngx_http_mr_auth_module))->used = 1;
+    main->used = 1;
     // The signature is over the exact bytes and the ledger parses them from
     // memory: cap the body and keep all of it in one in-memory buffer.
     auto* clcf = static_cast<ngx_http_core_loc_conf_t*>(
@@ -116,44 +106,16 @@ char* mr_auth_merge_loc_conf(ngx_conf_t* cf, void* parent, void* child) {
   return NGX_CONF_OK;
 }
 
-ngx_int_t mr_auth_load_catalogue(ngx_conf_t* cf, mr_auth_main_conf_t* mcf) {
-  const auto missing = [cf](const char* directive) {
-    ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "mr_auth is on but %s is not set", directive);
-    return NGX_ERROR;
-  };
-  if (mcf->environment.len == 0) return missing("mr_environment");
-  if (mcf->catalogue_dsn.len == 0) return missing("mr_catalogue_dsn");
-  if (mcf->master_key_file.len == 0) return missing("mr_master_key_file");
-
-  const std::string_view env{reinterpret_cast<char*>(mcf->environment.data), mcf->environment.len};
-  const std::string_view dsn{reinterpret_cast<char*>(mcf->catalogue_dsn.data), mcf->catalogue_dsn.len};
-  const std::string_view key_path{reinterpret_cast<char*>(mcf->master_key_file.data),
-                                  mcf->master_key_file.len};
-  try {
-    std::string err;
-    auto master = mr::load_master_key(key_path, err);
-    if (!master) {
-      ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "mr_master_key_file: %s", err.c_str());
-      return NGX_ERROR;
+bool auth_catalogue_settings_complete(ngx_conf_t* cf, const mr_auth_main_conf_t* main) {
+  for (const auto& [value, directive] : {std::pair{&main->environment, "mr_environment"},
+                                         std::pair{&main->catalogue_dsn, "mr_catalogue_dsn"},
+                                         std::pair{&main->master_key_file, "mr_master_key_file"}}) {
+    if (value->len == 0) {
+      ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "mr_auth is on but %s is not set", directive);
+      return false;
     }
-    auto catalogue = mr::load_key_catalogue(dsn, *master, env, err);
-    if (!catalogue) {
-      ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "mr_catalogue_dsn: cannot load keys: %s",
-                         err.c_str());
-      return NGX_ERROR;
-    }
-    // The catalogue lives as long as this configuration's cycle: placement
-    // new into cleanup storage, destroyed when the cycle's pool goes.
-    ngx_pool_cleanup_t* cln = ngx_pool_cleanup_add(cf->pool, sizeof(mr::KeyCatalogue));
-    if (cln == nullptr) return NGX_ERROR;
-    auto* stored = new (cln->data) mr::KeyCatalogue(std::move(*catalogue));
-    cln->handler = [](void* data) { static_cast<mr::KeyCatalogue*>(data)->~KeyCatalogue(); };
-    mcf->catalogue = stored;
-    ngx_conf_log_error(NGX_LOG_NOTICE, cf, 0, "mr_auth: %uz active %V keys loaded",
-                       stored->size(), &mcf->environment);
-  } catch (const std::exception& e) {
-    ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "mr_auth: loading keys failed: %s", e.what());
-    return NGX_ERROR;
   }
-  return NGX_OK;
+  return true;
 }
+
+}  // namespace mr::conf

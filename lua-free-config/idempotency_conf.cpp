@@ -1,6 +1,8 @@
-#include "lua-free-config/idempotency_directives.hpp"
+#include "lua-free-config/idempotency_conf.hpp"
 
-ngx_command_t mr_idempotency_commands[] = {
+namespace mr::conf {
+
+ngx_command_t idempotency_commands[] = {
     {ngx_string("mr_idempotency"),
      NGX_HTTP_MAIN_CONF | NGX_HTTP_SRV_CONF | NGX_HTTP_LOC_CONF | NGX_CONF_FLAG,
      ngx_conf_set_flag_slot, NGX_HTTP_LOC_CONF_OFFSET,
@@ -20,7 +22,7 @@ ngx_command_t mr_idempotency_commands[] = {
      offsetof(mr_idempotency_main_conf_t, lock_ttl), nullptr},
     ngx_null_command};
 
-void* mr_idempotency_create_main_conf(ngx_conf_t* cf) {
+void* idempotency_create_main(ngx_conf_t* cf) {
   auto* mcf = static_cast<mr_idempotency_main_conf_t*>(
       ngx_pcalloc(cf->pool, sizeof(mr_idempotency_main_conf_t)));
   if (mcf == nullptr) return nullptr;
@@ -31,7 +33,7 @@ void* mr_idempotency_create_main_conf(ngx_conf_t* cf) {
   return mcf;
 }
 
-char* mr_idempotency_init_main_conf(ngx_conf_t* cf, void* conf) {
+char* idempotency_init_main(ngx_conf_t* cf, void* conf) {
   auto* mcf = static_cast<mr_idempotency_main_conf_t*>(conf);
   ngx_conf_init_msec_value(mcf->connect_timeout, 200);
   ngx_conf_init_msec_value(mcf->command_timeout, 200);
@@ -60,7 +62,7 @@ char* mr_idempotency_init_main_conf(ngx_conf_t* cf, void* conf) {
   return NGX_CONF_OK;
 }
 
-void* mr_idempotency_create_loc_conf(ngx_conf_t* cf) {
+void* idempotency_create_loc(ngx_conf_t* cf) {
   auto* lcf = static_cast<mr_idempotency_loc_conf_t*>(
       ngx_pcalloc(cf->pool, sizeof(mr_idempotency_loc_conf_t)));
   if (lcf == nullptr) return nullptr;
@@ -68,13 +70,11 @@ void* mr_idempotency_create_loc_conf(ngx_conf_t* cf) {
   return lcf;
 }
 
-char* mr_idempotency_merge_loc_conf(ngx_conf_t* cf, void* parent, void* child) {
-  auto* prev = static_cast<mr_idempotency_loc_conf_t*>(parent);
-  auto* conf = static_cast<mr_idempotency_loc_conf_t*>(child);
+char* idempotency_merge_loc(ngx_conf_t*, mr_idempotency_main_conf_t* main,
+                            mr_idempotency_loc_conf_t* prev, mr_idempotency_loc_conf_t* conf) {
   ngx_conf_merge_value(conf->enabled, prev->enabled, 0);
-  if (conf->enabled) {
-    static_cast<mr_idempotency_main_conf_t*>(
-        ngx_http_conf_get_module_main_conf(cf, ngx_http_mr_idempotency_module))->used = 1;
-  }
+  if (conf->enabled) main->used = 1;
   return NGX_CONF_OK;
 }
+
+}  // namespace mr::conf

@@ -7,8 +7,8 @@
 #include <fstream>
 #include <string>
 
-#include "lua-free-config/key_catalogue.hpp"
-#include "lua-free-config/secret_box.hpp"
+#include "keys/key_catalogue.hpp"
+#include "keys/secret_box.hpp"
 
 namespace {
 mr::MasterKey key_of(unsigned char fill) {

@@ -17,7 +17,7 @@
 //   mr_payout_simulator_delay <time>;       http (default 5s): payout age before it settles
 #pragma once
 
-#include "modules/common/nginx.hpp"
+#include "lua-free-config/nginx.hpp"
 
 struct mr_ledger_main_conf_t {
   ngx_str_t dsn;
@@ -32,17 +32,21 @@ struct mr_ledger_main_conf_t {
   ngx_msec_t simulator_delay;
 };
 
+// What a location serves; the ledger module's content handler reads it.
+enum class mr_ledger_role : ngx_uint_t { none, partner_api, ops };
+
 struct mr_ledger_loc_conf_t {
-  ngx_flag_t enabled;
+  mr_ledger_role role;  // set by mr_ledger or mr_ops, never inherited
 };
 
-extern ngx_command_t mr_ledger_commands[];
+namespace mr::conf {
 
-void* mr_ledger_create_main_conf(ngx_conf_t* cf);
-char* mr_ledger_init_main_conf(ngx_conf_t* cf, void* conf);
-void* mr_ledger_create_loc_conf(ngx_conf_t* cf);
-char* mr_ledger_merge_loc_conf(ngx_conf_t* cf, void* parent, void* child);
+extern ngx_command_t ledger_commands[];
 
-extern "C" ngx_module_t ngx_http_mr_ledger_module;
-extern "C" ngx_int_t mr_ledger_handler(ngx_http_request_t* r);
-extern "C" ngx_int_t mr_ops_handler(ngx_http_request_t* r);
+void* ledger_create_main(ngx_conf_t* cf);
+char* ledger_init_main(ngx_conf_t* cf, void* conf);
+void* ledger_create_loc(ngx_conf_t* cf);
+// `main` is the http block's mr_ledger_main_conf_t (the module passes its own).
+char* ledger_merge_loc(ngx_conf_t* cf, mr_ledger_main_conf_t* main, mr_ledger_loc_conf_t* conf);
+
+}  // namespace mr::conf

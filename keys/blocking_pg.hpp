@@ -8,18 +8,9 @@
 #include <string_view>
 #include <vector>
 
-#include <libpq-fe.h>
+#include "ledger/sql/pg_handles.hpp"
 
 namespace mr::pg {
-
-struct ConnFree {
-  void operator()(PGconn* c) const { PQfinish(c); }
-};
-struct ResultFree {
-  void operator()(PGresult* r) const { PQclear(r); }
-};
-using Conn = std::unique_ptr<PGconn, ConnFree>;
-using Result = std::unique_ptr<PGresult, ResultFree>;
 
 // nullptr and err set when the connection fails. `dsn` is a keyword=value
 // string or a postgresql:// URI; connect_timeout_s (when > 0) and the

@@ -1,0 +1,74 @@
+#include "modules/common/digest.hpp"
+
+#include <algorithm>
+
+#include <openssl/evp.h>
+
+namespace mr {
+
+std::string to_hex(const unsigned char* data, std::size_t len) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out(len * 2, '0');
+  for (std::size_t i = 0; i < len; ++i) {
+    out[2 * i] = kHex[data[i] >> 4];
+    out[2 * i + 1] = kHex[data[i] & 0xf];
+  }
+  return out;
+}
+
+namespace {
+
+// method \n path \n: what the fingerprint hashes before the body.
+void fingerprint_prefix(Sha256& h, std::string_view method, std::string_view path) {
+  h.update(method);
+  h.update("\n");
+  h.update(path);
+  h.update("\n");
+}
+
+}  // namespace
+
+void Sha256::Free::operator()(void* ctx) const { EVP_MD_CTX_free(static_cast<EVP_MD_CTX*>(ctx)); }
+
+Sha256::Sha256() : ctx_(EVP_MD_CTX_new()) {
+  EVP_DigestInit_ex(static_cast<EVP_MD_CTX*>(ctx_.get()), EVP_sha256(), nullptr);
+}
+
+void Sha256::update(std::string_view data) {
+  EVP_DigestUpdate(static_cast<EVP_MD_CTX*>(ctx_.get()), data.data(), data.size());
+}
+
+std::string Sha256::hex_final() {
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  EVP_DigestFinal_ex(static_cast<EVP_MD_CTX*>(ctx_.get()), md, &len);
+  return to_hex(md, len);
+}
+
+std::string sha256_hex(std::string_view data) {
+  Sha256 h;
+  h.update(data);
+  return h.hex_final();
+}
+
+RequestDigests digest_request(std::string_view method, std::string_view path, std::string_view body,
+                              bool with_fingerprint) {
+  if (!with_fingerprint) return {sha256_hex(body), {}};
+  Sha256 body_hash, fingerprint;
+  fingerprint_prefix(fingerprint, method, path);
+  // Chunks that stay in the L1 cache between the two updates.
+  constexpr std::size_t kChunk = 4096;
+  for (std::size_t at = 0; at < body.size(); at += kChunk) {
+    const std::string_view chunk = body.substr(at, std::min(kChunk, body.size() - at));
+    body_hash.update(chunk);
+    fingerprint.update(chunk);
+  }
+  return {body_hash.hex_final(), fingerprint.hex_final()};
+}
+
+std::string request_fingerprint(std::string_view method, std::string_view path,
+                                std::string_view body) {
+  return digest_request(method, path, body, true).fingerprint;
+}
+
+}  // namespace mr

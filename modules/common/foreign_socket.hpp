@@ -1,0 +1,40 @@
+// nginx connections over sockets that a client library owns (libpq,
+// hiredis): nginx only watches them, the library opens and closes them.
+#pragma once
+
+#include "lua-free-config/nginx.hpp"
+
+namespace mr::ngx {
+
+// An nginx connection watching `fd`, with both events sent to `handler`
+// and `data` in c->data; nullptr when nginx has no free connection.
+inline ngx_connection_t* watch_socket(int fd, ngx_log_t* log, void* data, ngx_event_handler_pt handler) {
+  ngx_connection_t* c = ngx_get_connection(fd, log);
+  if (c == nullptr) return nullptr;
+  c->data = data;
+  c->log = log;
+  c->read->handler = handler;
+  c->write->handler = handler;
+  c->read->log = log;
+  c->write->log = log;
+  return c;
+}
+
+// Stops watching: removes the events and any posted ones, then frees the
+// nginx connection without closing the fd, which the library still owns.
+inline void unwatch_socket(ngx_connection_t*& c) {
+  if (c == nullptr) return;
+  if (c->read->active) ngx_del_event(c->read, NGX_READ_EVENT, 0);
+  if (c->write->active) ngx_del_event(c->write, NGX_WRITE_EVENT, 0);
+  if (c->read->posted) {
+    ngx_delete_posted_event(c->read);
+  }
+  if (c->write->posted) {
+    ngx_delete_posted_event(c->write);
+  }
+  c->fd = -1;
+  ngx_free_connection(c);
+  c = nullptr;
+}
+
+}  // namespace mr::ngx

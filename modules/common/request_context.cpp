@@ -1,0 +1,41 @@
+#include "modules/common/request_context.hpp"
+
+#include "modules/common/http_json.hpp"
+
+namespace mr::ngx {
+namespace {
+
+// ngx_http_mr_auth_module's ctx_index in this worker's cycle; each module
+// .so has its own copy, set by its init_process.
+ngx_uint_t g_auth_ctx_index = NGX_CONF_UNSET_UINT;
+
+ngx_module_t* find_auth_module(ngx_module_t** modules, ngx_uint_t count) {
+  for (ngx_uint_t i = 0; i < count; i++) {
+    if (modules[i]->name != nullptr && modules[i]->name == kAuthModuleName) return modules[i];
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+bool auth_module_loaded(ngx_conf_t* cf, const char* directive) {
+  if (find_auth_module(cf->cycle->modules, cf->cycle->modules_n) != nullptr) return true;
+  ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                     "%s needs the mr_auth module in front of it: add load_module for %s.so",
+                     directive, kAuthModuleName.data());
+  return false;
+}
+
+void bind_request_context(ngx_cycle_t* cycle) {
+  ngx_module_t* auth = find_auth_module(cycle->modules, cycle->modules_n);
+  g_auth_ctx_index = auth != nullptr ? auth->ctx_index : NGX_CONF_UNSET_UINT;
+}
+
+const RequestContext* authenticated(ngx_http_request_t* r) {
+  if (g_auth_ctx_index == NGX_CONF_UNSET_UINT) return nullptr;
+  const auto* ctx = static_cast<const RequestContext*>(r->main->ctx[g_auth_ctx_index]);
+  if (ctx == nullptr || ctx->layout != RequestContext::kLayout || ctx->key == nullptr) return nullptr;
+  return ctx;
+}
+
+}  // namespace mr::ngx

@@ -1,0 +1,43 @@
+// What the edge learned about a request, shared by the phases of all three
+// modules as one typed struct instead of nginx variables formatted and
+// parsed back. The auth module owns it (its module ctx slot); the other
+// modules find that slot by the auth module's name when a worker starts.
+// The variables $mr_club_id, $mr_key_id... stay for logs and limit_req only.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "lua-free-config/nginx.hpp"
+
+namespace mr {
+struct KeyEntry;
+}
+
+namespace mr::ngx {
+
+struct RequestContext {
+  // The three modules are separate .so files built from one tree; a module
+  // from another build would read a different layout: refused, not misread.
+  static constexpr std::uint32_t kLayout = 1;
+  std::uint32_t layout = kLayout;
+  ngx_int_t status = NGX_DONE;        // the auth access handler's answer when re-entered
+  const KeyEntry* key = nullptr;      // set once the signature verified
+  std::string_view body;              // the whole body, in memory
+  std::string_view idempotency_key;   // X-MR-Idempotency-Key as sent (empty if none)
+  std::string body_sha256_hex;
+  std::string fingerprint;            // POST: SHA-256 of method, path and body
+};
+
+inline constexpr std::string_view kAuthModuleName = "ngx_http_mr_auth_module";
+
+// At postconfiguration: is the auth module loaded (a one-line nginx -t
+// error naming `directive` otherwise)?
+bool auth_module_loaded(ngx_conf_t* cf, const char* directive);
+// At a worker's start: remember where the auth module keeps its context.
+void bind_request_context(ngx_cycle_t* cycle);
+// The authenticated request's context; nullptr when auth did not pass it.
+const RequestContext* authenticated(ngx_http_request_t* r);
+
+}  // namespace mr::ngx

@@ -1,0 +1,99 @@
+#include "modules/ledger/statement_run.hpp"
+
+#include <new>
+
+#include "modules/common/http_json.hpp"
+
+namespace mr::ngx::ledger {
+namespace {
+
+class PgResultView final : public mr::ledger::ResultView {
+ public:
+  explicit PgResultView(const PGresult* r) : r_(r) {}
+  int rows() const override { return PQntuples(r_); }
+  bool is_null(int row, int col) const override { return PQgetisnull(r_, row, col) != 0; }
+  std::string_view value(int row, int col) const override {
+    return {PQgetvalue(r_, row, col), static_cast<std::size_t>(PQgetlength(r_, row, col))};
+  }
+
+ private:
+  const PGresult* r_;
+};
+
+// What a request waiting for the database keeps: the domain's pending
+// renderer and the job handle, detached if nginx drops the request.
+struct Waiting {
+  std::unique_ptr<mr::ledger::Pending> pending;
+  mr::pg::Job* job = nullptr;
+};
+
+ngx_int_t send_response(ngx_http_request_t* r, const mr::ledger::Response& response) {
+  if (response.replayed && !add_header_out(r, "X-MR-Idempotent-Replay", "true")) return NGX_ERROR;
+  return send_json(r, static_cast<ngx_uint_t>(response.status), response.body);
+}
+
+void on_outcome(ngx_http_request_t* r, Waiting* waiting, mr::pg::Outcome&& outcome) {
+  waiting->job = nullptr;
+  ngx_int_t rc;
+  switch (outcome.kind) {
+    case mr::pg::Outcome::Kind::ok: {
+      const PgResultView view(outcome.result.get());
+      rc = send_response(r, waiting->pending->render(view, request_id(r)));
+      break;
+    }
+    case mr::pg::Outcome::Kind::sql_error:
+      if (auto answer = waiting->pending->on_sql_error(outcome.sqlstate, request_id(r))) {
+        rc = send_response(r, *answer);
+        break;
+      }
+      ngx_log_error(NGX_LOG_ERR, r->connection->log, 0, "mr_ledger: statement failed (%s): %s",
+                    outcome.sqlstate.c_str(), outcome.message.c_str());
+      rc = send_error(r, mr::ErrorCode::internal_error);
+      break;
+    default:
+      ngx_log_error(NGX_LOG_WARN, r->connection->log, 0, "mr_ledger: database unavailable: %s",
+                    outcome.message.c_str());
+      rc = send_error(r, mr::ErrorCode::service_unavailable);
+      break;
+  }
+  ngx_http_finalize_request(r, rc);
+}
+
+}  // namespace
+
+std::unique_ptr<mr::pg::Pool>& worker_pool() {
+  static std::unique_ptr<mr::pg::Pool> pool;  // one per worker process
+  return pool;
+}
+
+ngx_int_t run_prepared(ngx_http_request_t* r, mr::ledger::Prepared prepared) {
+  if (auto* response = std::get_if<mr::ledger::Response>(&prepared)) return send_response(r, *response);
+  auto& pool = worker_pool();
+  if (!pool) return send_error(r, mr::ErrorCode::service_unavailable);
+
+  // The waiting state lives in the request pool; its cleanup detaches the
+  // job so a late result never touches a freed request.
+  ngx_pool_cleanup_t* cln = ngx_pool_cleanup_add(r->pool, sizeof(Waiting));
+  if (cln == nullptr) return NGX_ERROR;
+  auto* waiting = new (cln->data) Waiting{};
+  cln->handler = [](void* data) {
+    auto* w = static_cast<Waiting*>(data);
+    if (w->job != nullptr) mr::pg::Pool::detach(w->job);
+    w->~Waiting();
+  };
+  waiting->pending = std::move(std::get<std::unique_ptr<mr::ledger::Pending>>(prepared));
+
+  auto job = std::make_unique<mr::pg::Job>();
+  job->sql = waiting->pending->query().sql;
+  job->params = waiting->pending->query().params;
+  job->done = [r, waiting](mr::pg::Outcome&& outcome) { on_outcome(r, waiting, std::move(outcome)); };
+  waiting->job = job.get();
+  // submit may answer at once (queue full, database unreachable): the
+  // callback has then already finalized the request.
+  pool->submit(std::move(job));
+  return NGX_DONE;
+}
+
+ngx_int_t answer_internal_error(ngx_http_request_t* r) { return send_error(r, mr::ErrorCode::internal_error); }
+
+}  // namespace mr::ngx::ledger
