@@ -5,6 +5,7 @@
 
 #include <rapidjson/error/en.h>
 
+#include "ledger/text_rules.hpp"
 #include "ledger/timestamps.hpp"
 
 namespace mr::ledger {
@@ -63,11 +64,9 @@ std::optional<std::string> Fields::identifier(const rapidjson::Value& obj, const
                                               const char* key, bool required) {
   auto s = text(obj, path, key, 128, required);
   if (!s) return s;
-  for (char c : *s) {
-    if (c < 0x20 || c > 0x7e) {
-      problem(join(path, key), "must be printable ASCII");
-      return std::nullopt;
-    }
+  if (!is_printable_ascii(*s)) {
+    problem(join(path, key), "must be printable ASCII");
+    return std::nullopt;
   }
   return s;
 }

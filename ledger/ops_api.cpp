@@ -9,6 +9,7 @@
 
 #include "ledger/api.hpp"
 #include "ledger/json_fields.hpp"
+#include "ledger/payouts.hpp"
 #include "ledger/read_requests.hpp"
 
 namespace mr::ledger {
@@ -76,15 +77,12 @@ Prepared route_ops(const Request& r) {
   if (r.path == "/payouts") {
     if (!get) return ops_fail(r, ErrorCode::method_not_allowed);
     std::optional<std::string> status;
-    std::string_view q = r.query;
-    while (!q.empty()) {
-      const auto amp = q.find('&');
-      const std::string_view pair = q.substr(0, amp);
-      q = amp == std::string_view::npos ? std::string_view{} : q.substr(amp + 1);
-      if (pair.starts_with("status=")) status = std::string(pair.substr(7));
-    }
-    if (status && *status != "created" && *status != "submitted" && *status != "succeeded" && *status != "failed") {
-      return ops_fail(r, ErrorCode::invalid_request, "status is created, submitted, succeeded or failed.");
+    for_each_query_param(r.query, [&status](std::string_view name, std::string_view raw_value) {
+      if (name == "status") status = std::string(raw_value);
+      return true;
+    });
+    if (status && !is_payout_status(*status)) {
+      return ops_fail(r, ErrorCode::invalid_request, "status is " + std::string(kPayoutStatusList) + ".");
     }
     auto limit = parse_history_query(r.query, false);
     if (auto* e = std::get_if<Error>(&limit)) return Response{400, render_error(*e, r.request_id), false};
@@ -98,9 +96,7 @@ Prepared route_ops(const Request& r) {
     const auto slash = rest.find('/');
     if (slash != std::string_view::npos) {
       const std::string_view verb = rest.substr(slash + 1);
-      const char* to = verb == "submit" ? "submitted" : verb == "succeed" ? "succeeded" : verb == "fail" ? "failed"
-                                                                                                        : nullptr;
-      if (to != nullptr) {
+      if (const auto to = payout_status_for_verb(verb)) {
         if (!post) return ops_fail(r, ErrorCode::method_not_allowed);
         auto id = path_identifier(rest.substr(0, slash));
         if (!id) return ops_fail(r, ErrorCode::not_found, "No such payout.");
@@ -116,7 +112,7 @@ Prepared route_ops(const Request& r) {
             return Response{400, render_error(ErrorCode::invalid_request, "", r.request_id, problems), false};
           }
         }
-        return ops_statement("SELECT mr_payout_move($1, $2, $3)", {*id, std::string(to), reason}, Shape::json_data);
+        return ops_statement("SELECT mr_payout_move($1, $2, $3)", {*id, std::string(*to), reason}, Shape::json_data);
       }
     }
   }

@@ -1,5 +1,7 @@
 #include "ledger/read_requests.hpp"
 
+#include "ledger/text_rules.hpp"
+
 #include <array>
 #include <algorithm>
 #include <charconv>
@@ -39,37 +41,49 @@ Error bad(const std::string& field, const std::string& problem) {
 
 std::optional<std::string> path_identifier(std::string_view segment) {
   auto decoded = percent_decode(segment, false);
-  if (!decoded || decoded->empty() || decoded->size() > 128) return std::nullopt;
-  for (char c : *decoded) {
-    if (c < 0x20 || c > 0x7e) return std::nullopt;
-  }
+  if (!decoded || decoded->empty() || decoded->size() > 128 || !is_printable_ascii(*decoded)) return std::nullopt;
   return decoded;
 }
 
-bool query_has_club_id(std::string_view query) {
+bool for_each_query_param(std::string_view query,
+                          const std::function<bool(std::string_view name, std::string_view raw_value)>& visit) {
   while (!query.empty()) {
     const auto amp = query.find('&');
     const std::string_view pair = query.substr(0, amp);
     query = amp == std::string_view::npos ? std::string_view{} : query.substr(amp + 1);
-    auto name = percent_decode(pair.substr(0, pair.find('=')), true);
-    if (name && *name == "clubId") return true;
+    if (pair.empty()) continue;
+    const auto eq = pair.find('=');
+    if (!visit(pair.substr(0, eq), eq == std::string_view::npos ? std::string_view{} : pair.substr(eq + 1))) {
+      return false;
+    }
   }
-  return false;
+  return true;
+}
+
+bool query_has_club_id(std::string_view query) {
+  return !for_each_query_param(query, [](std::string_view name, std::string_view) {
+    auto decoded = percent_decode(name, true);
+    return !(decoded && *decoded == "clubId");
+  });
+}
+
+Error club_id_in_query_error() {
+  return Error{ErrorCode::invalid_request, "clubId is not accepted in the query string.",
+               {{"clubId", "the club is taken from the key; remove clubId"}}};
 }
 
 std::variant<Error, HistoryQuery> parse_history_query(std::string_view query, bool with_filter) {
   static constexpr std::array kFilters = {"all", "earned", "redeemed", "reserved", "released", "reversed",
                                           "adjusted"};
   HistoryQuery q;
-  while (!query.empty()) {
-    const auto amp = query.find('&');
-    std::string_view pair = query.substr(0, amp);
-    query = amp == std::string_view::npos ? std::string_view{} : query.substr(amp + 1);
-    if (pair.empty()) continue;
-    const auto eq = pair.find('=');
-    const std::string_view name = pair.substr(0, eq);
-    auto value = percent_decode(eq == std::string_view::npos ? "" : pair.substr(eq + 1), true);
-    if (!value) return bad(std::string(name), "is not valid percent-encoding");
+  std::optional<Error> error;
+  const auto fail = [&error](Error e) {
+    error = std::move(e);
+    return false;
+  };
+  for_each_query_param(query, [&](std::string_view name, std::string_view raw_value) {
+    auto value = percent_decode(raw_value, true);
+    if (!value) return fail(bad(std::string(name), "is not valid percent-encoding"));
     if (name == "limit" || name == "before") {
       std::int64_t n = -1;
       auto [end, ec] = std::from_chars(value->data(), value->data() + value->size(), n);
@@ -79,19 +93,21 @@ std::variant<Error, HistoryQuery> parse_history_query(std::string_view query, bo
       // (limit is capped anyway; such a cursor means "from the newest").
       if (ec == std::errc::result_out_of_range) n = value->front() == '-' ? -1 : INT64_MAX;
       if (name == "limit") {
-        if (!integer || n < 1) return bad("limit", "must be an integer of at least 1");
+        if (!integer || n < 1) return fail(bad("limit", "must be an integer of at least 1"));
         q.limit = static_cast<int>(std::min<std::int64_t>(n, 100));
       } else {
-        if (!integer || n < 0) return bad("before", "must be a non-negative integer of milliseconds");
+        if (!integer || n < 0) return fail(bad("before", "must be a non-negative integer of milliseconds"));
         q.before = n;
       }
     } else if (name == "filter" && with_filter) {
       if (std::find(kFilters.begin(), kFilters.end(), *value) == kFilters.end()) {
-        return bad("filter", "must be one of all, earned, redeemed, reserved, released, reversed, adjusted");
+        return fail(bad("filter", "must be one of all, earned, redeemed, reserved, released, reversed, adjusted"));
       }
       q.filter = *value;
     }
-  }
+    return true;
+  });
+  if (error) return *error;
   return q;
 }
 

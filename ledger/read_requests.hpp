@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -15,9 +16,16 @@ namespace mr::ledger {
 // bytes of printable ASCII); nullopt when either fails.
 std::optional<std::string> path_identifier(std::string_view segment);
 
+// Calls `visit` with each name=value pair of a query string, raw (not
+// percent-decoded), until it returns false; false when it was stopped.
+bool for_each_query_param(std::string_view query,
+                          const std::function<bool(std::string_view name, std::string_view raw_value)>& visit);
+
 // True when the query string names clubId (percent-decoded name): the club
-// comes from the key alone (contract section 1).
+// comes from the key alone (contract section 1). The edge and the domain
+// both refuse it with club_id_in_query_error().
 bool query_has_club_id(std::string_view query);
+Error club_id_in_query_error();
 
 struct HistoryQuery {
   std::string filter = "all";

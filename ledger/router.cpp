@@ -87,8 +87,7 @@ Prepared route(const Request& r) {
   // The club comes from the key alone; the edge refuses this too, the
   // domain keeps the rule so it holds whoever calls it.
   if (query_has_club_id(r.query)) {
-    return fail(r, Error{ErrorCode::invalid_request, "clubId is not accepted in the query string.",
-                         {{"clubId", "the club is taken from the key; remove clubId"}}});
+    return fail(r, club_id_in_query_error());
   }
   const std::string_view resource = parts[3];
   const bool get = r.method == "GET", post = r.method == "POST";

@@ -4,6 +4,8 @@
 #include <cctype>
 #include <cstring>
 
+#include "ledger/text_rules.hpp"
+
 #include <openssl/core_names.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
@@ -96,11 +98,7 @@ std::optional<Timestamp> parse_timestamp(std::string_view text) {
 std::string format_timestamp(std::chrono::system_clock::time_point t) { return format_rfc3339_utc(t); }
 
 bool idempotency_key_valid(std::string_view key) {
-  if (key.empty() || key.size() > 255) return false;
-  for (char c : key) {
-    if (c < 0x21 || c > 0x7e) return false;
-  }
-  return true;
+  return !key.empty() && key.size() <= 255 && is_visible_ascii(key);
 }
 
 bool is_json_content_type(std::string_view value) {
@@ -118,7 +116,7 @@ bool is_json_content_type(std::string_view value) {
 Verdict check_request(const RequestFacts& f, const KeyLookup& lookup,
                       std::chrono::system_clock::time_point now, std::chrono::seconds window) {
   const auto fail = [](ErrorCode code, std::string message) {
-    return Verdict{code, std::move(message), std::nullopt};
+    return Verdict{code, std::move(message)};
   };
   if (!f.key_id || f.key_id->empty()) return fail(ErrorCode::unauthorized, "X-MR-Key-Id is missing.");
   const std::optional<KeyView> key = lookup(*f.key_id);
@@ -149,7 +147,7 @@ Verdict check_request(const RequestFacts& f, const KeyLookup& lookup,
     return fail(ErrorCode::invalid_signature,
                 "X-MR-Signature does not match; sign exactly the timestamp, method, path and body sent.");
   }
-  return Verdict{std::nullopt, {}, key};
+  return Verdict{std::nullopt, {}};
 }
 
 }  // namespace mr::auth

@@ -56,7 +56,6 @@ struct RequestFacts {
 struct Verdict {
   std::optional<ErrorCode> error;
   std::string message;
-  std::optional<KeyView> key;
 };
 
 // First failure wins: key -> headers -> window -> signature.

@@ -91,9 +91,8 @@ ngx_int_t authenticate(ngx_http_request_t* r, AuthCtx* ctx) {
   // The club comes from the key alone (spec rule 7); the ledger's rule,
   // applied here to every path under the edge.
   if (mr::ledger::query_has_club_id(mr::ngx::view(r->args))) {
-    const mr::FieldProblem problem{"clubId", "the club is taken from the key; remove clubId"};
-    return mr::ngx::send_error(r, mr::ErrorCode::invalid_request,
-                               "clubId is not accepted in the query string", {&problem, 1});
+    const mr::Error error = mr::ledger::club_id_in_query_error();
+    return mr::ngx::send_error(r, error.code, error.message, error.details);
   }
   ctx->key = found;
   return NGX_DECLINED;

@@ -18,8 +18,7 @@ int key_issue(Context& ctx) {
   if (key_id.empty() || secret.empty()) throw Failure{"no random bytes from OpenSSL"};
   const std::string sealed = seal(master, secret, key_id);
   if (sealed.empty()) throw Failure{"cannot seal the secret"};
-  ctx.exec("BEGIN");
-  try {
+  ctx.in_transaction([&] {
     // The club row lock serialises issuers: at most two active keys per
     // club and environment, so rotation overlaps but never piles up.
     auto club = ctx.exec("SELECT club_id FROM clubs WHERE partner_ref = $1 FOR UPDATE", {ref});
@@ -32,11 +31,7 @@ int key_issue(Context& ctx) {
     }
     ctx.exec("INSERT INTO api_keys (key_id, club_id, environment, secret_sealed) VALUES ($1, $2, $3, $4)",
              {key_id, club_id, env, sealed}, {3});
-    ctx.exec("COMMIT");
-  } catch (...) {
-    PQclear(PQexec(ctx.db(), "ROLLBACK"));
-    throw;
-  }
+  });
   rapidjson::StringBuffer out;
   rapidjson::Writer<rapidjson::StringBuffer> w(out);
   w.StartObject();

@@ -19,20 +19,14 @@ std::string first_line(std::string s) {
 int migrate(Context& ctx) {
   // Under the lock too: two first migrates racing on CREATE TABLE IF NOT
   // EXISTS can both miss the table and one then fails on its type name.
-  ctx.exec("BEGIN");
-  try {
+  ctx.in_transaction([&] {
     ctx.exec(kLock);
     ctx.exec("CREATE TABLE IF NOT EXISTS schema_migrations (version int PRIMARY KEY, name text NOT NULL, "
              "applied_at timestamptz NOT NULL DEFAULT now())");
-    ctx.exec("COMMIT");
-  } catch (...) {
-    PQclear(PQexec(ctx.db(), "ROLLBACK"));
-    throw;
-  }
+  });
   int applied = 0;
   for (const auto& m : migrations()) {
-    ctx.exec("BEGIN");
-    try {
+    ctx.in_transaction([&] {
       ctx.exec(kLock);
       auto done = ctx.exec("SELECT 1 FROM schema_migrations WHERE version = $1", {std::to_string(m.version)});
       if (PQntuples(done.get()) == 0) {
@@ -46,11 +40,7 @@ int migrate(Context& ctx) {
                  {std::to_string(m.version), std::string(m.name)});
         applied++;
       }
-      ctx.exec("COMMIT");
-    } catch (...) {
-      PQclear(PQexec(ctx.db(), "ROLLBACK"));
-      throw;
-    }
+    });
   }
   auto v = ctx.exec("SELECT coalesce(max(version), 0) FROM schema_migrations");
   std::cout << "{\"applied\":" << applied << ",\"version\":" << pg::value(v.get(), 0, 0) << "}\n";

@@ -1,6 +1,7 @@
 // mrctl capacity topup and payout list|submit|succeed|fail: the operator's
 // side of redemptions. A payout result is applied once; the same result
 // again is a no-op, a contradicting one exits 1 (payout_state_conflict).
+#include "ledger/payouts.hpp"
 #include "tools/mrctl/command.hpp"
 
 namespace mr::ctl {
@@ -15,8 +16,8 @@ int capacity_topup(Context& ctx) {
 
 int payout_list(Context& ctx) {
   std::optional<std::string> status = ctx.opt("status");
-  if (status && *status != "created" && *status != "submitted" && *status != "succeeded" && *status != "failed") {
-    throw Failure{"--status is created, submitted, succeeded or failed", 2};
+  if (status && !ledger::is_payout_status(*status)) {
+    throw Failure{"--status is " + std::string(ledger::kPayoutStatusList), 2};
   }
   auto r = ctx.exec("SELECT mr_payouts($1, $2::int)",
                     {status, ctx.has("limit") ? std::to_string(ctx.integer("limit", 1, 10000)) : "100"});
@@ -24,19 +25,20 @@ int payout_list(Context& ctx) {
   return 0;
 }
 
-int move(Context& ctx, const char* to) {
-  auto r = ctx.exec("SELECT mr_payout_move($1, $2, $3)", {ctx.required("payout-id"), std::string(to), ctx.opt("reason")});
+int move(Context& ctx, std::string_view verb) {
+  const std::string to(*ledger::payout_status_for_verb(verb));
+  auto r = ctx.exec("SELECT mr_payout_move($1, $2, $3)", {ctx.required("payout-id"), to, ctx.opt("reason")});
   print_json_result(r.get());
   return 0;
 }
 
 Register r1("capacity topup", "--ref REF --minor N", capacity_topup);
 Register r2("payout list", "[--status created|submitted|succeeded|failed] [--limit N]", payout_list);
-Register r3("payout submit", "--payout-id ID", [](Context& c) { return move(c, "submitted"); });
-Register r4("payout succeed", "--payout-id ID", [](Context& c) { return move(c, "succeeded"); });
+Register r3("payout submit", "--payout-id ID", [](Context& c) { return move(c, "submit"); });
+Register r4("payout succeed", "--payout-id ID", [](Context& c) { return move(c, "succeed"); });
 Register r5("payout fail", "--payout-id ID --reason TEXT", [](Context& c) {
   c.required("reason");
-  return move(c, "failed");
+  return move(c, "fail");
 });
 
 }  // namespace

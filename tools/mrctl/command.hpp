@@ -36,6 +36,9 @@ class Context {
   pg::Result exec(std::string_view sql, const std::vector<std::optional<std::string>>& params = {},
                   const std::vector<int>& binary = {});
 
+  // BEGIN, `body`, COMMIT; ROLLBACK and rethrow if `body` throws.
+  void in_transaction(const std::function<void()>& body);
+
  private:
   std::map<std::string, std::string> options_;
   pg::Conn conn_;

@@ -7,6 +7,7 @@
 #include <regex>
 #include <set>
 
+#include "ledger/text_rules.hpp"
 #include "tools/mrctl/command.hpp"
 
 namespace mr::ctl {
@@ -72,6 +73,17 @@ const MasterKey& Context::master_key() {
   return *master_;
 }
 
+void Context::in_transaction(const std::function<void()>& body) {
+  exec("BEGIN");
+  try {
+    body();
+    exec("COMMIT");
+  } catch (...) {
+    PQclear(PQexec(db(), "ROLLBACK"));
+    throw;
+  }
+}
+
 pg::Result Context::exec(std::string_view sql, const std::vector<std::optional<std::string>>& params,
                          const std::vector<int>& binary) {
   std::string err;
@@ -93,9 +105,7 @@ void print_json_result(const PGresult* r) {
 
 void check_ref(const std::string& ref) {
   if (ref.empty() || ref.size() > 128) throw Failure{"--ref must be 1 to 128 characters", 2};
-  for (char c : ref) {
-    if (c < 0x20 || c > 0x7e) throw Failure{"--ref must be printable ASCII", 2};
-  }
+  if (!is_printable_ascii(ref)) throw Failure{"--ref must be printable ASCII", 2};
 }
 
 void check_currency(const std::string& cur) {

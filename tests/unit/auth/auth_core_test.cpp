@@ -110,7 +110,6 @@ std::string code(const Verdict& v) { return v.error ? std::string(mr::code_name(
 Test(auth_core, order_of_checks) {
   Fixture f;
   cr_expect_eq(code(f.check()), std::string("ok"));
-  cr_expect_eq(f.check().key->club_id, 7);
   { Fixture g; g.facts.key_id.reset(); cr_expect_eq(code(g.check()), std::string("unauthorized")); }
   { Fixture g; g.facts.key_id = "mrk_sbx_b"; g.facts.signature.reset(); cr_expect_eq(code(g.check()), std::string("unauthorized")); }
   { Fixture g; g.facts.timestamp.reset(); cr_expect_eq(code(g.check()), std::string("invalid_request")); }
@@ -185,9 +184,6 @@ Test(auth_core, body_hash_and_post_vector_match_openssl) {
   cr_expect_eq(s.sig, kPostVector);
   const Verdict v = s.check();
   cr_assert(!v.error, "%s", v.message.c_str());
-  cr_assert(v.key.has_value());
-  cr_expect_eq(v.key->club_id, 7);
-  cr_expect_eq(v.key->partner_ref, std::string_view("club-a"));
   cr_expect(v.message.empty());
 }
 
@@ -282,7 +278,6 @@ Test(auth_core, order_and_messages) {
   const auto expect = [](Signed& s, const char* want, const char* mentions) {
     const Verdict v = s.check();
     cr_expect_eq(code(v), std::string(want), "%s", mentions);
-    cr_expect(!v.key.has_value());
     cr_expect(v.message.find(mentions) != std::string::npos, "[%s] lacks %s", v.message.c_str(), mentions);
     cr_expect(v.message.find(kSecret) == std::string::npos);
     cr_expect(v.message.find(s.sig.substr(3)) == std::string::npos);
