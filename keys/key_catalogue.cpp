@@ -46,6 +46,11 @@ std::optional<KeyCatalogue> load(std::string_view dsn, const MasterKey& master, 
       return std::nullopt;
     }
     e.secret = std::move(*secret);
+    e.hmac = std::make_shared<const HmacKey>(e.secret);
+    if (!e.hmac->valid()) {
+      err = "OpenSSL cannot key HMAC-SHA256 for key " + e.key_id;
+      return std::nullopt;
+    }
     const std::string id = pg::value(r.get(), i, 2);
     if (std::from_chars(id.data(), id.data() + id.size(), e.club_id).ptr != id.data() + id.size()) {
       err = "club id \"" + id + "\" of key " + e.key_id + " is not an integer";

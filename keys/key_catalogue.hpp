@@ -4,11 +4,13 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 
+#include "keys/hmac_key.hpp"
 #include "keys/secret_box.hpp"
 
 namespace mr {
@@ -18,6 +20,7 @@ struct KeyEntry {
   std::string secret;  // decrypted, as issued
   std::int64_t club_id;
   std::string partner_ref;
+  std::shared_ptr<const HmacKey> hmac;  // the secret keyed once for verification
 };
 
 class KeyCatalogue {

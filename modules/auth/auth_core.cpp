@@ -27,30 +27,12 @@ std::string canonical_string(std::string_view timestamp, std::string_view method
   return out;
 }
 
-std::string sign(std::string_view secret, std::string_view canonical) {
-  struct MacFree {
-    void operator()(EVP_MAC* m) const { EVP_MAC_free(m); }
-  };
-  struct CtxFree {
-    void operator()(EVP_MAC_CTX* c) const { EVP_MAC_CTX_free(c); }
-  };
-  std::unique_ptr<EVP_MAC, MacFree> mac(EVP_MAC_fetch(nullptr, "HMAC", nullptr));
-  if (!mac) return {};
-  std::unique_ptr<EVP_MAC_CTX, CtxFree> ctx(EVP_MAC_CTX_new(mac.get()));
-  char digest[] = "SHA256";
-  OSSL_PARAM params[] = {OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest, 0),
-                         OSSL_PARAM_construct_end()};
-  if (!ctx || EVP_MAC_init(ctx.get(), reinterpret_cast<const unsigned char*>(secret.data()),
-                           secret.size(), params) != 1 ||
-      EVP_MAC_update(ctx.get(), reinterpret_cast<const unsigned char*>(canonical.data()),
-                     canonical.size()) != 1) {
-    return {};
-  }
-  unsigned char out[EVP_MAX_MD_SIZE];
-  std::size_t len = 0;
-  if (EVP_MAC_final(ctx.get(), out, &len, sizeof(out)) != 1) return {};
-  return "v1=" + to_hex(out, len);
+std::string sign(const HmacKey& key, std::string_view canonical) {
+  const auto mac = key.digest(canonical);
+  return mac ? "v1=" + to_hex(mac->data(), mac->size()) : std::string();
 }
+
+std::string sign(std::string_view secret, std::string_view canonical) { return sign(HmacKey(secret), canonical); }
 
 bool signature_well_formed(std::string_view header) {
   if (header.size() != 67 || !header.starts_with("v1=")) return false;
@@ -60,13 +42,23 @@ bool signature_well_formed(std::string_view header) {
   return true;
 }
 
-bool signature_matches(std::string_view secret, std::string_view canonical, std::string_view header) {
+bool signature_matches(const HmacKey& key, std::string_view canonical, std::string_view header) {
   if (!signature_well_formed(header)) return false;
-  const std::string expected = sign(secret, canonical);
-  if (expected.size() != header.size()) return false;
-  std::string given(header);
-  for (char& c : given) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return CRYPTO_memcmp(expected.data(), given.data(), expected.size()) == 0;
+  const auto mac = key.digest(canonical);
+  if (!mac) return false;
+  // Hex of either case back to bytes, then a constant-time compare.
+  HmacDigest given{};
+  const auto nibble = [](char c) {
+    return static_cast<unsigned char>(c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10);
+  };
+  for (std::size_t i = 0; i < given.size(); ++i) {
+    given[i] = static_cast<unsigned char>(nibble(header[3 + 2 * i]) << 4 | nibble(header[4 + 2 * i]));
+  }
+  return CRYPTO_memcmp(mac->data(), given.data(), given.size()) == 0;
+}
+
+bool signature_matches(std::string_view secret, std::string_view canonical, std::string_view header) {
+  return signature_matches(HmacKey(secret), canonical, header);
 }
 
 namespace {
@@ -143,7 +135,9 @@ Verdict check_request(const RequestFacts& f, const KeyLookup& lookup,
                                                 " s from server time; send the current UTC time.");
   }
   const std::string canonical = canonical_string(*f.timestamp, f.method, f.path, f.body_sha256_hex);
-  if (!signature_matches(key->secret, canonical, *f.signature)) {
+  const bool matches = key->hmac != nullptr ? signature_matches(*key->hmac, canonical, *f.signature)
+                                            : signature_matches(key->secret, canonical, *f.signature);
+  if (!matches) {
     return fail(ErrorCode::invalid_signature,
                 "X-MR-Signature does not match; sign exactly the timestamp, method, path and body sent.");
   }

@@ -11,6 +11,7 @@
 #include <string>
 #include <string_view>
 
+#include "keys/hmac_key.hpp"
 #include "ledger/errors.hpp"
 #include "ledger/timestamps.hpp"
 #include "modules/common/digest.hpp"
@@ -25,8 +26,10 @@ std::string canonical_string(std::string_view timestamp, std::string_view method
                              std::string_view path, std::string_view body_sha256_hex);
 
 // "v1=" + lower-case hex HMAC-SHA256 keyed with the secret's bytes.
+std::string sign(const HmacKey& key, std::string_view canonical);
 std::string sign(std::string_view secret, std::string_view canonical);
 bool signature_well_formed(std::string_view header);  // v1= + 64 hex, either case
+bool signature_matches(const HmacKey& key, std::string_view canonical, std::string_view header);
 bool signature_matches(std::string_view secret, std::string_view canonical, std::string_view header);
 
 using mr::Timestamp;
@@ -43,6 +46,7 @@ struct KeyView {
   std::string_view secret;
   std::int64_t club_id;
   std::string_view partner_ref;
+  const HmacKey* hmac = nullptr;  // the secret keyed at load time; else keyed per call
 };
 using KeyLookup = std::function<std::optional<KeyView>(std::string_view key_id)>;
 

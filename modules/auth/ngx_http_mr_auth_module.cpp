@@ -82,7 +82,7 @@ ngx_int_t authenticate(ngx_http_request_t* r, AuthCtx* ctx) {
   const mr::auth::KeyLookup lookup = [&](std::string_view id) -> std::optional<mr::auth::KeyView> {
     found = mcf->catalogue ? mcf->catalogue->find(id) : nullptr;
     if (found == nullptr) return std::nullopt;
-    return mr::auth::KeyView{found->secret, found->club_id, found->partner_ref};
+    return mr::auth::KeyView{found->secret, found->club_id, found->partner_ref, found->hmac.get()};
   };
   const auto verdict = mr::auth::check_request(facts, lookup, std::chrono::system_clock::now(),
                                                std::chrono::seconds(lcf->timestamp_window));

@@ -1,0 +1,34 @@
+// An API key's secret keyed into HMAC-SHA256 once, when the catalogue is
+// loaded, so a request costs an update and a final: no algorithm fetch
+// (a global lock and a lookup in OpenSSL 3) and no key schedule per request.
+#pragma once
+
+#include <array>
+#include <memory>
+#include <optional>
+#include <string_view>
+
+namespace mr {
+
+using HmacDigest = std::array<unsigned char, 32>;
+
+class HmacKey {
+ public:
+  explicit HmacKey(std::string_view secret);
+  ~HmacKey();
+  HmacKey(HmacKey&&) noexcept;
+  HmacKey& operator=(HmacKey&&) noexcept;
+  HmacKey(const HmacKey&) = delete;
+  HmacKey& operator=(const HmacKey&) = delete;
+
+  bool valid() const { return ctx_ != nullptr; }
+  // HMAC-SHA256(secret, data); nullopt when OpenSSL fails. Reuses one
+  // context: not for concurrent use (an nginx worker is one thread).
+  std::optional<HmacDigest> digest(std::string_view data) const;
+
+ private:
+  struct Ctx;
+  std::unique_ptr<Ctx> ctx_;
+};
+
+}  // namespace mr
