@@ -6,7 +6,7 @@
 #
 # Environment (defaults in brackets):
 #   MR_BUILD_DIR [<repo>/build]   where cmake built the modules and tools
-#   MR_PORT [8080] MR_PG_PORT [55432] MR_REDIS_PORT [56379]
+#   MR_PORT [8080] MR_PG_PORT [15432] MR_REDIS_PORT [16379]
 #   MR_ENVIRONMENT [sandbox]      mr_environment of the nginx server
 #   MR_PG_OPTS []                 extra postgres -c options (tests: fsync=off)
 #   MR_RATE_LIMIT [100r/s] MR_RATE_BURST [200]   per-key limit_req
