@@ -1,0 +1,543 @@
+// mrctl migrate against the integration fixture's PostgreSQL, each test in a
+// database of its own: upgrading a database with books in it from an older
+// migration set (the books balance after, the idempotency lock is the 64-bit
+// one), refusing a database whose recorded migrations differ from the
+// embedded ones (nothing applied), adopting rows recorded before checksums
+// only when their functions match, migrating twice changing nothing. Also
+// the embedded set itself: checksums are SHA-256 of the embedded text, and
+// every function comes after the functions it calls.
+#include <criterion/criterion.h>
+
+#include <libpq-fe.h>
+#include <openssl/sha.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "ledger/sql/migrations.hpp"
+#include "client/mr_client.hpp"
+
+namespace {
+
+std::string env(const std::string& name) {
+  const char* path = std::getenv("MR_TEST_ENV");
+  if (path == nullptr) cr_assert_fail("MR_TEST_ENV is not set (run through ctest)");
+  const auto vars = mr::read_env_file(path);
+  auto it = vars.find(name);
+  if (it == vars.end()) cr_assert_fail("%s is not in %s", name.c_str(), path);
+  return it->second;
+}
+
+std::string quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+struct ConnFree {
+  void operator()(PGconn* c) const { PQfinish(c); }
+};
+using Conn = std::unique_ptr<PGconn, ConnFree>;
+struct ResultFree {
+  void operator()(PGresult* r) const { PQclear(r); }
+};
+using Result = std::unique_ptr<PGresult, ResultFree>;
+
+Conn connect(const std::string& dsn) {
+  Conn c(PQconnectdb(dsn.c_str()));
+  cr_assert(c && PQstatus(c.get()) == CONNECTION_OK, "%s", c ? PQerrorMessage(c.get()) : "no memory");
+  PQsetNoticeProcessor(c.get(), [](void*, const char*) {}, nullptr);
+  return c;
+}
+
+// One statement; the first row's first column ("" when no row or NULL).
+std::string query(PGconn* c, const std::string& sql) {
+  Result r(PQexec(c, sql.c_str()));
+  const auto st = PQresultStatus(r.get());
+  cr_assert(st == PGRES_TUPLES_OK || st == PGRES_COMMAND_OK, "%s: %s", sql.c_str(), PQerrorMessage(c));
+  return PQntuples(r.get()) > 0 && PQnfields(r.get()) > 0 ? PQgetvalue(r.get(), 0, 0) : "";
+}
+
+// The error of a statement that must fail.
+std::string query_error(PGconn* c, const std::string& sql) {
+  Result r(PQexec(c, sql.c_str()));
+  cr_assert_eq(PQresultStatus(r.get()), PGRES_FATAL_ERROR, "%s succeeded", sql.c_str());
+  return PQresultErrorField(r.get(), PG_DIAG_MESSAGE_PRIMARY);
+}
+
+struct Run {
+  int code;
+  std::string out, err;
+};
+
+std::string slurp(const std::string& path) {
+  std::ifstream f(path);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+// A fresh database, dropped at the end of the test.
+class Db {
+ public:
+  Db() {
+    admin_ = connect(env("MR_DSN"));
+    name_ = "mr_mig_" + std::to_string(getpid()) + "_" + std::to_string(counter()++);
+    query(admin_.get(), "DROP DATABASE IF EXISTS " + name_);
+    query(admin_.get(), "CREATE DATABASE " + name_);
+    dsn_ = std::string("host=") + PQhost(admin_.get()) + " port=" + PQport(admin_.get()) + " user=" +
+           PQuser(admin_.get()) + " dbname=" + name_ + " sslmode=disable";
+  }
+  ~Db() {
+    conn_.reset();
+    other_.reset();
+    query(admin_.get(), "DROP DATABASE IF EXISTS " + name_ + " WITH (FORCE)");
+  }
+
+  const std::string& dsn() const { return dsn_; }
+
+  Run mrctl(const std::vector<std::string>& args) const {
+    char err_path[] = "/tmp/mr_migrate_test_XXXXXX";
+    const int fd = mkstemp(err_path);
+    cr_assert(fd >= 0);
+    close(fd);
+    std::string cmd = quote(env("MR_MRCTL")) + " --dsn " + quote(dsn_);
+    for (const auto& a : args) cmd += " " + quote(a);
+    cmd += " 2>" + std::string(err_path);
+    FILE* p = popen(cmd.c_str(), "r");
+    cr_assert(p != nullptr);
+    Run r{0, {}, {}};
+    char buf[4096];
+    std::size_t n;
+    while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+    const int status = pclose(p);
+    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.err = slurp(err_path);
+    unlink(err_path);
+    return r;
+  }
+
+  std::string sql(const std::string& statement) {
+    if (!conn_) conn_ = connect(dsn_);
+    return query(conn_.get(), statement);
+  }
+  std::string sql_error(const std::string& statement) {
+    if (!conn_) conn_ = connect(dsn_);
+    return query_error(conn_.get(), statement);
+  }
+  // A second session, for looking at the first one's locks.
+  std::string sql_other(const std::string& statement) {
+    if (!other_) other_ = connect(dsn_);
+    return query(other_.get(), statement);
+  }
+
+ private:
+  static int& counter() {
+    static int n = 0;
+    return n;
+  }
+  Conn admin_, conn_, other_;
+  std::string name_, dsn_;
+};
+
+rapidjson::Document json_of(const Run& r) {
+  cr_assert_eq(r.code, 0, "mrctl failed (%d): %s%s", r.code, r.out.c_str(), r.err.c_str());
+  auto d = mr::parse_json(r.out);
+  cr_assert(!d.HasParseError() && d.IsObject(), "not JSON: %s", r.out.c_str());
+  return d;
+}
+
+struct Migrated {
+  int applied, adopted, version;
+};
+
+Migrated migrate(Db& db, const std::vector<std::string>& extra = {}) {
+  std::vector<std::string> args = {"migrate"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  auto d = json_of(db.mrctl(args));
+  return {d["applied"].GetInt(), d["adopted"].GetInt(), d["version"].GetInt()};
+}
+
+int newest() { return mr::migrations().back().version; }
+
+const mr::Migration& migration(int version) {
+  for (const auto& m : mr::migrations()) {
+    if (m.version == version) return m;
+  }
+  cr_assert_fail("no migration %d", version);
+  std::abort();
+}
+
+// Refused: exit 1, one line on stderr with `words`, nothing on stdout.
+void expect_refused(const Run& r, const std::string& words) {
+  cr_expect_eq(r.code, 1, "exit %d: %s%s", r.code, r.out.c_str(), r.err.c_str());
+  cr_expect(r.err.starts_with("mrctl: ") && r.err.find(words) != std::string::npos, "\"%s\" not in: %s",
+            words.c_str(), r.err.c_str());
+  cr_expect_eq(std::count(r.err.begin(), r.err.end(), '\n'), 1, "one line: %s", r.err.c_str());
+  cr_expect(r.out.empty(), "%s", r.out.c_str());
+}
+
+// Everything mrctl migrate may touch, to show that a refusal touched nothing.
+std::string schema_state(Db& db) {
+  return db.sql(
+      "SELECT string_agg(x, E'\\n' ORDER BY x) FROM ("
+      "  SELECT format('%s %s %s %s', version, name, applied_at, "
+      "         (SELECT to_jsonb(s) ->> 'checksum')) AS x FROM schema_migrations s"
+      "  UNION ALL SELECT format('column %s', column_name) FROM information_schema.columns"
+      "   WHERE table_name = 'schema_migrations'"
+      "  UNION ALL SELECT format('%s %s', proname, md5(prosrc)) FROM pg_proc"
+      "   WHERE pronamespace = current_schema()::regnamespace) a");
+}
+
+std::string mr_write_source(Db& db) { return db.sql("SELECT prosrc FROM pg_proc WHERE proname = 'mr_write'"); }
+
+// One write through the ledger's own entry point.
+std::string write(Db& db, const std::string& op, const std::string& club_id, const std::string& ref,
+                  const std::string& key, const std::string& cmd_json) {
+  // The fingerprint is the command's: the same key with another command conflicts.
+  return db.sql("SELECT mr_write('" + op + "', " + club_id + ", '" + ref + "', '" + key + "', md5('" + cmd_json +
+                "'), 'req-" + key + "', '" + cmd_json + "'::jsonb)");
+}
+
+std::string outcome(const std::string& result) {
+  auto d = mr::parse_json(result);
+  cr_assert(!d.HasParseError() && d.IsObject() && d.HasMember("outcome"), "%s", result.c_str());
+  return d["outcome"].GetString();
+}
+
+std::string member_cmd(const std::string& ref, const std::string& member) {
+  return R"({"partnerRef":")" + ref + R"(","externalMemberId":")" + member +
+         R"(","firstName":"A","lastName":"B","email":"a@b.c","wallet":{"status":"active",)"
+         R"("bankAccount":{"accountNumber":"12345678","sortCode":"123456","name":"A B"}}})";
+}
+std::string settle_cmd(const std::string& ref, const std::string& member, const std::string& tx, int amount) {
+  return R"({"partnerRef":")" + ref + R"(","eventId":"e-)" + tx +
+         R"(","occurredAt":"2026-11-20T10:00:00Z","externalMemberId":")" + member +
+         R"(","externalTransactionId":")" + tx + R"(","merchantId":"m","merchantName":"M","amountMinor":)" +
+         std::to_string(amount) + R"(,"currency":"GBP","settledAt":"2026-11-20T10:00:00Z"})";
+}
+std::string reverse_cmd(const std::string& ref, const std::string& member, const std::string& tx, int amount) {
+  return R"({"partnerRef":")" + ref + R"(","eventId":"r-)" + tx +
+         R"(","occurredAt":"2026-11-21T10:00:00Z","externalMemberId":")" + member +
+         R"(","externalTransactionId":")" + tx + R"(","amountMinor":)" + std::to_string(amount) +
+         R"(,"currency":"GBP","reason":"refund"})";
+}
+std::string redeem_cmd(const std::string& ref, const std::string& member, const std::string& request, int points) {
+  return R"({"partnerRef":")" + ref + R"(","externalMemberId":")" + member + R"(","requestId":")" + request +
+         R"(","points":)" + std::to_string(points) + R"(,"currency":"GBP"})";
+}
+
+std::string payout_of(const std::string& redeem_result) {
+  auto d = mr::parse_json(redeem_result);
+  cr_assert(d.IsObject() && d.HasMember("data"), "%s", redeem_result.c_str());
+  return d["data"]["payout"]["payoutId"].GetString();
+}
+
+void create_club(Db& db, const std::string& ref) {
+  json_of(db.mrctl({"club", "create", "--ref", ref, "--name", "Club " + ref, "--earn-rate-bp", "10000",
+                    "--redemption-rate-minor", "2", "--payout-currency", "GBP", "--currencies", "GBP",
+                    "--min-redemption", "10"}));
+  json_of(db.mrctl({"pool", "topup", "--ref", ref, "--points", "100000"}));
+  json_of(db.mrctl({"capacity", "topup", "--ref", ref, "--minor", "100000"}));
+}
+
+// The advisory lock an mr_write of (club, key) holds until its transaction
+// ends, as pg_locks shows it: "objsubid classid objid".
+std::string lock_of(Db& db, const std::string& club_id, const std::string& ref, const std::string& key,
+                    const std::string& cmd) {
+  db.sql("BEGIN");
+  write(db, "member", club_id, ref, key, cmd);
+  const std::string pid = db.sql("SELECT pg_backend_pid()");
+  const std::string lock = db.sql_other(
+      "SELECT string_agg(format('%s %s %s', objsubid, classid, objid), ',') FROM pg_locks "
+      "WHERE locktype = 'advisory' AND pid = " + pid);
+  db.sql("ROLLBACK");
+  return lock;
+}
+
+}  // namespace
+
+Test(embedding, checksums_are_the_sha256_of_the_embedded_text) {
+  int previous = 0;
+  for (const auto& m : mr::migrations()) {
+    unsigned char digest[SHA256_DIGEST_LENGTH];
+    SHA256(reinterpret_cast<const unsigned char*>(m.sql.data()), m.sql.size(), digest);
+    char hex[2 * SHA256_DIGEST_LENGTH + 1];
+    for (int i = 0; i < SHA256_DIGEST_LENGTH; ++i) std::snprintf(hex + 2 * i, 3, "%02x", digest[i]);
+    cr_expect_eq(m.sha256, std::string_view(hex), "%.*s", static_cast<int>(m.name.size()), m.name.data());
+    cr_expect_gt(m.version, previous, "ascending versions");
+    previous = m.version;
+  }
+}
+
+Test(embedding, the_scanner_finds_functions_and_their_bodies) {
+  const auto f = mr::created_functions(
+      "-- CREATE FUNCTION in_a_comment() AS $$ no $$\n"
+      "/* CREATE FUNCTION /* nested */ still_a_comment() */\n"
+      "SELECT 'CREATE FUNCTION in_a_string() $$', E'it\\'s', 'it''s';\n"
+      "CREATE FUNCTION One(a int) RETURNS int LANGUAGE sql AS $$ SELECT a $$;\n"
+      "create or replace function public.two() returns void language plpgsql as $body$\n"
+      "BEGIN PERFORM 'x$$y'; END $body$;\n"
+      "CREATE TRIGGER t AFTER INSERT ON x FOR EACH ROW EXECUTE FUNCTION one();\n"
+      "DO $$ BEGIN EXECUTE 'CREATE FUNCTION dynamic() ...'; END $$;\n"
+      "CREATE FUNCTION three() RETURNS int LANGUAGE sql AS 'SELECT 3'; SELECT $$ not a body $$;\n");
+  cr_assert_eq(f.size(), 2u);
+  cr_expect_eq(f[0].name, "one");
+  cr_expect_eq(f[0].body, " SELECT a ");
+  cr_expect_eq(f[1].name, "two");
+  cr_expect_eq(f[1].body, "\nBEGIN PERFORM 'x$$y'; END ");
+}
+
+// What a function calls must already exist where it is (finally) defined:
+// a reader finds it above, and a LANGUAGE sql body needs it at CREATE.
+Test(embedding, every_function_comes_after_the_functions_it_calls) {
+  struct Final {
+    std::size_t position;
+    std::string body, where;
+  };
+  std::map<std::string, Final> last;
+  std::size_t position = 0;
+  for (const auto& m : mr::migrations()) {
+    for (const auto& f : mr::created_functions(m.sql)) last[f.name] = {position++, std::string(f.body), std::string(m.name)};
+  }
+  cr_assert_gt(last.size(), 30u, "the scanner sees the migrations' functions");
+  cr_expect_eq(last.at("mr_write").where, "004_idempotency_lock_64bit");
+  const std::regex call("\\b(mr_[a-z0-9_]+)\\s*\\(");
+  int checked = 0;
+  for (const auto& [name, f] : last) {
+    for (std::sregex_iterator it(f.body.begin(), f.body.end(), call), end; it != end; ++it) {
+      const std::string callee = (*it)[1];
+      auto c = last.find(callee);
+      if (c == last.end() || callee == name) continue;
+      checked++;
+      cr_expect_lt(c->second.position, f.position, "%s (%s) calls %s, defined after it (%s)", name.c_str(),
+                   f.where.c_str(), callee.c_str(), c->second.where.c_str());
+    }
+  }
+  cr_expect_gt(checked, 50, "calls were found: %d", checked);
+}
+
+// The upgrade a deployed database takes: books written under 003 (club,
+// pool, members, awards, a reversal, an adjustment, redemptions paid, failed
+// and pending), then 004 applied over them.
+Test(migrate, upgrading_a_database_with_books_keeps_them_and_takes_the_64_bit_lock) {
+  Db db;
+  Migrated m = migrate(db, {"--to", "3"});
+  cr_assert_eq(m.version, 3);
+  cr_assert_eq(m.applied, 3);
+  cr_expect_eq(db.sql("SELECT count(*) FROM schema_migrations WHERE checksum IS NOT NULL"), "3");
+
+  create_club(db, "club-a");
+  // A club id past 2^31 - 1: 003's mr_write cast it to int.
+  db.sql("SELECT setval('clubs_club_id_seq', 3000000000)");
+  create_club(db, "club-big");
+  const std::string a = db.sql("SELECT club_id FROM clubs WHERE partner_ref = 'club-a'");
+  const std::string big = db.sql("SELECT club_id FROM clubs WHERE partner_ref = 'club-big'");
+  cr_assert_eq(big, "3000000001");
+
+  for (const std::string member : {"ann", "bob"}) {
+    cr_assert_eq(outcome(write(db, "member", a, "club-a", "k-m-" + member, member_cmd("club-a", member))), "created");
+  }
+  cr_assert_eq(outcome(write(db, "settle", a, "club-a", "k-s1", settle_cmd("club-a", "ann", "tx-1", 500))), "ok");
+  cr_assert_eq(outcome(write(db, "settle", a, "club-a", "k-s2", settle_cmd("club-a", "ann", "tx-2", 300))), "ok");
+  cr_assert_eq(outcome(write(db, "settle", a, "club-a", "k-s3", settle_cmd("club-a", "bob", "tx-3", 200))), "ok");
+  cr_assert_eq(outcome(write(db, "reverse", a, "club-a", "k-r1", reverse_cmd("club-a", "ann", "tx-2", 120))), "ok");
+  json_of(db.mrctl({"member", "adjust", "--ref", "club-a", "--member", "bob", "--points", "7", "--reason", "goodwill"}));
+  const std::string paid = write(db, "redeem", a, "club-a", "k-d1", redeem_cmd("club-a", "ann", "rq-1", 100));
+  const std::string failed = write(db, "redeem", a, "club-a", "k-d2", redeem_cmd("club-a", "ann", "rq-2", 50));
+  cr_assert_eq(outcome(write(db, "redeem", a, "club-a", "k-d3", redeem_cmd("club-a", "bob", "rq-3", 20))), "accepted");
+  db.sql("SELECT mr_payout_move('" + payout_of(paid) + "', 'succeeded')");
+  db.sql("SELECT mr_payout_move('" + payout_of(failed) + "', 'failed', 'test')");
+  cr_assert_eq(json_of(db.mrctl({"audit"}))["ok"].GetBool(), true, "consistent before the upgrade");
+
+  // 003's lock: two int4 keys, the club id cut to int, which fails past 2^31.
+  cr_expect_eq(lock_of(db, a, "club-a", "k-lock", member_cmd("club-a", "cid")),
+               "2 " + a + " " + db.sql("SELECT hashtext('k-lock')::oid"));
+  cr_expect_eq(db.sql_error("SELECT mr_write('member', " + big + ", 'club-big', 'k-big', 'f', 'q', '" +
+                            member_cmd("club-big", "ann") + "'::jsonb)"),
+               "integer out of range");
+
+  const std::string books = db.sql(
+      "SELECT string_agg(format('%s %s %s %s %s', external_id, available, reserved, lifetime_earned, "
+      "lifetime_redeemed), ',' ORDER BY external_id) FROM members");
+  const std::string club_books = db.sql(
+      "SELECT format('%s %s %s %s', funded_points, burned_points, cash_capacity_minor, mr_pool_total(club_id)) "
+      "FROM clubs WHERE club_id = " + a);
+  const std::string entries = db.sql("SELECT count(*) FROM ledger_entries");
+
+  m = migrate(db);
+  cr_expect_eq(m.applied, 1);
+  cr_expect_eq(m.adopted, 0);
+  cr_expect_eq(m.version, newest());
+
+  auto audit = json_of(db.mrctl({"audit"}));
+  cr_expect(audit["ok"].GetBool());
+  cr_expect_eq(audit["differences"].GetInt(), 0);
+  cr_expect_eq(db.sql("SELECT count(*) FROM mr_audit()"), "0");
+  cr_expect_eq(db.sql("SELECT string_agg(format('%s %s %s %s %s', external_id, available, reserved, "
+                      "lifetime_earned, lifetime_redeemed), ',' ORDER BY external_id) FROM members"),
+               books, "balances unchanged");
+  cr_expect_eq(books, std::string("ann 580 0 680 100,bob 187 20 200 0"));
+  cr_expect_eq(db.sql("SELECT format('%s %s %s %s', funded_points, burned_points, cash_capacity_minor, "
+                      "mr_pool_total(club_id)) FROM clubs WHERE club_id = " + a),
+               club_books);
+  cr_expect_eq(db.sql("SELECT count(*) FROM ledger_entries"), entries, "no entry written by the migration");
+
+  // 004's lock: one bigint key, a 64-bit hash of club id and key.
+  const std::string key64 = db.sql("SELECT hashtextextended('" + a + ":k-lock', 0)");
+  cr_expect_eq(lock_of(db, a, "club-a", "k-lock", member_cmd("club-a", "cid")),
+               "1 " + db.sql("SELECT (" + key64 + " >> 32) & 4294967295") + " " +
+                   db.sql("SELECT " + key64 + " & 4294967295"));
+  cr_expect_eq(lock_of(db, big, "club-big", "k-lock", member_cmd("club-big", "ann")),
+               "1 " + db.sql("SELECT (hashtextextended('" + big + ":k-lock', 0) >> 32) & 4294967295") + " " +
+                   db.sql("SELECT hashtextextended('" + big + ":k-lock', 0) & 4294967295"));
+
+  // Writes go on as before: a replay answers from the record written under
+  // 003, a new award and the big club's first writes work.
+  const std::string replay = write(db, "settle", a, "club-a", "k-s1", settle_cmd("club-a", "ann", "tx-1", 500));
+  cr_expect(replay.find("\"replayed\": true") != std::string::npos, "%s", replay.c_str());
+  cr_expect_eq(outcome(write(db, "settle", a, "club-a", "k-s1", settle_cmd("club-a", "ann", "tx-9", 500))),
+               "duplicate_idempotency_conflict");
+  cr_expect_eq(outcome(write(db, "settle", a, "club-a", "k-s4", settle_cmd("club-a", "bob", "tx-4", 100))), "ok");
+  cr_expect_eq(outcome(write(db, "member", big, "club-big", "k-big", member_cmd("club-big", "ann"))), "created");
+  cr_expect_eq(outcome(write(db, "settle", big, "club-big", "k-big-s", settle_cmd("club-big", "ann", "tx-1", 300))),
+               "ok");
+  cr_expect_eq(outcome(write(db, "close", a, "club-a", "k-c", R"({"partnerRef":"club-a","externalMemberId":"ann"})")),
+               "ok");
+  cr_expect_eq(json_of(db.mrctl({"audit"}))["ok"].GetBool(), true, "consistent after new writes");
+}
+
+Test(migrate, to_stops_at_a_version_and_never_goes_back) {
+  Db db;
+  Migrated m = migrate(db, {"--to", "2"});
+  cr_expect_eq(m.applied, 2);
+  cr_expect_eq(m.version, 2);
+  cr_expect_eq(db.sql("SELECT count(*) FROM pg_proc WHERE proname = 'mr_do_redeem'"), "0", "003 not applied");
+  m = migrate(db, {"--to", "3"});
+  cr_expect_eq(m.applied, 1);
+  cr_expect_eq(m.version, 3);
+  m = migrate(db, {"--to", "1"});
+  cr_expect_eq(m.applied, 0);
+  cr_expect_eq(m.version, 3, "no downgrade");
+  const Run bad = db.mrctl({"migrate", "--to", std::to_string(newest() + 1)});
+  cr_expect_eq(bad.code, 2, "%s", bad.err.c_str());
+  cr_expect(bad.err.find("no such migration") != std::string::npos, "%s", bad.err.c_str());
+  cr_expect_eq(db.mrctl({"migrate", "--to", "0"}).code, 2);
+  cr_expect_eq(db.sql("SELECT max(version) FROM schema_migrations"), "3");
+}
+
+Test(migrate, a_changed_checksum_is_refused_and_nothing_is_applied) {
+  Db db;
+  migrate(db, {"--to", "3"});
+  db.sql("UPDATE schema_migrations SET checksum = repeat('0', 64) WHERE version = 2");
+  const std::string before = schema_state(db);
+  const Run r = db.mrctl({"migrate"});
+  expect_refused(r, "migration 002_ledger has changed since it was applied (recorded sha256 000000000000..., "
+                    "this mrctl's " + std::string(migration(2).sha256.substr(0, 12)) + "...)");
+  cr_expect_eq(schema_state(db), before, "nothing applied, nothing recorded");
+  cr_expect(mr_write_source(db).find("p_club_id::int") != std::string::npos, "004 was not applied");
+  // Refused again, not adopted or repaired on a second try.
+  expect_refused(db.mrctl({"migrate", "--to", "3"}), "002_ledger has changed");
+}
+
+Test(migrate, a_database_from_another_build_is_refused) {
+  {
+    Db db;
+    migrate(db, {"--to", "3"});
+    db.sql("UPDATE schema_migrations SET name = '003_something_else' WHERE version = 3");
+    const std::string before = schema_state(db);
+    expect_refused(db.mrctl({"migrate"}), "migration 3 is applied as 003_something_else but this mrctl's is 003_redemptions");
+    cr_expect_eq(schema_state(db), before);
+  }
+  {
+    // A migration this mrctl does not have: a newer build migrated it, or
+    // one that was removed (004_ledger_audit was, before checksums).
+    Db db;
+    migrate(db, {"--to", "3"});
+    db.sql("INSERT INTO schema_migrations (version, name) VALUES (" + std::to_string(newest() + 1) + ", '999_future')");
+    const std::string before = schema_state(db);
+    expect_refused(db.mrctl({"migrate"}), "(999_future) is applied but this mrctl does not have it");
+    cr_expect_eq(schema_state(db), before);
+  }
+}
+
+// A database migrated before checksums existed: schema_migrations without
+// the column, as the older mrctl made it.
+Test(migrate, rows_from_before_checksums_are_adopted_once_when_their_functions_match) {
+  Db db;
+  migrate(db, {"--to", "3"});
+  db.sql("ALTER TABLE schema_migrations DROP COLUMN checksum");
+  const Run r = db.mrctl({"migrate"});
+  cr_assert_eq(r.code, 0, "%s", r.err.c_str());
+  cr_expect(r.err.starts_with("mrctl migrate: adopted 001_clubs_and_keys, 002_ledger, 003_redemptions (applied "
+                              "before checksums were recorded"),
+            "%s", r.err.c_str());
+  cr_expect_eq(std::count(r.err.begin(), r.err.end(), '\n'), 1, "one notice line: %s", r.err.c_str());
+  auto d = json_of(r);
+  cr_expect_eq(d["adopted"].GetInt(), 3);
+  cr_expect_eq(d["applied"].GetInt(), 1);
+  cr_expect_eq(d["version"].GetInt(), newest());
+  for (const auto& m : mr::migrations()) {
+    cr_expect_eq(db.sql("SELECT checksum FROM schema_migrations WHERE version = " + std::to_string(m.version)),
+                 std::string(m.sha256));
+  }
+  const Run again = db.mrctl({"migrate"});
+  cr_expect_eq(again.err, "", "adopted once: no notice the second time");
+  cr_expect_eq(json_of(again)["adopted"].GetInt(), 0);
+}
+
+// Before checksums, 002 and 003 were edited in place: a database migrated
+// from an earlier text keeps the earlier function bodies. Adoption compares
+// them and refuses instead of certifying them.
+Test(migrate, rows_from_before_checksums_are_refused_when_a_function_differs) {
+  {
+    Db db;
+    migrate(db, {"--to", "3"});
+    db.sql("ALTER TABLE schema_migrations DROP COLUMN checksum");
+    db.sql("CREATE OR REPLACE FUNCTION mr_award_points(p_amount bigint, p_rate_bp integer) RETURNS bigint "
+           "LANGUAGE sql IMMUTABLE STRICT AS $$ SELECT round(p_amount * p_rate_bp / 10000.0)::bigint $$");
+    const std::string before = schema_state(db);
+    expect_refused(db.mrctl({"migrate"}), "migration 002_ledger was applied before checksums were recorded and "
+                                          "function mr_award_points differs from its text");
+    cr_expect_eq(schema_state(db), before, "not adopted, nothing applied, no checksum column");
+  }
+  {
+    Db db;
+    migrate(db, {"--to", "3"});
+    db.sql("UPDATE schema_migrations SET checksum = NULL");  // a column added, never filled
+    db.sql("DROP FUNCTION mr_payouts(text, int)");
+    const std::string before = schema_state(db);
+    expect_refused(db.mrctl({"migrate"}), "migration 003_redemptions was applied before checksums were recorded "
+                                          "and function mr_payouts is missing");
+    cr_expect_eq(schema_state(db), before);
+  }
+}
+
+Test(migrate, twice_is_a_no_op) {
+  Db db;
+  Migrated m = migrate(db);
+  cr_expect_eq(m.applied, static_cast<int>(mr::migrations().size()));
+  cr_expect_eq(m.version, newest());
+  const std::string before = schema_state(db);
+  const std::string xmins = db.sql("SELECT string_agg(proname || ' ' || xmin, ',' ORDER BY proname) FROM pg_proc "
+                                   "WHERE pronamespace = current_schema()::regnamespace");
+  const Run r = db.mrctl({"migrate"});
+  cr_expect_eq(r.err, "");
+  auto d = json_of(r);
+  cr_expect_eq(d["applied"].GetInt(), 0);
+  cr_expect_eq(d["adopted"].GetInt(), 0);
+  cr_expect_eq(d["version"].GetInt(), newest());
+  cr_expect_eq(schema_state(db), before);
+  cr_expect_eq(db.sql("SELECT string_agg(proname || ' ' || xmin, ',' ORDER BY proname) FROM pg_proc "
+                      "WHERE pronamespace = current_schema()::regnamespace"),
+               xmins, "no function was redefined");
+}
