@@ -14,6 +14,7 @@
 #include "ledger/sql/pg_handles.hpp"
 
 #include "lua-free-config/nginx.hpp"
+#include "modules/common/metrics_block.hpp"
 
 namespace mr::pg {
 
@@ -44,6 +45,9 @@ struct Settings {
   std::size_t queue_limit = 1024;
   ngx_msec_t connect_timeout = 3000;
   ngx_msec_t query_timeout = 5000;
+  // Where the pool counts (connections, queue, timeouts, reconnects): the
+  // glue points it at the node's shared counters; null: the pool's own.
+  mr::metrics::PoolStats* stats = nullptr;
 };
 
 class Connection;
@@ -68,13 +72,17 @@ class Pool {
   void on_job_timeout(Job* job);
   ngx_log_t* log() const { return log_; }
   const Settings& settings() const { return settings_; }
+  mr::metrics::PoolStats& stats() { return *stats_; }
 
  private:
   void dispatch();
   void fail_queue_if_nothing_can_serve();
+  std::unique_ptr<Job> pop_queued(std::deque<std::unique_ptr<Job>>::iterator it);
 
   Settings settings_;
   ngx_log_t* log_;
+  mr::metrics::PoolStats own_stats_;
+  mr::metrics::PoolStats* stats_;  // outlives the connections: declared before them
   std::vector<std::unique_ptr<Connection>> connections_;
   std::deque<std::unique_ptr<Job>> queue_;
 };
