@@ -1,6 +1,7 @@
 #include "modules/common/request_context.hpp"
 
 #include "modules/common/http_json.hpp"
+#include "modules/common/node_metrics.hpp"
 
 namespace mr::ngx {
 namespace {
@@ -26,9 +27,16 @@ bool auth_module_loaded(ngx_conf_t* cf, const char* directive) {
   return false;
 }
 
+bool auth_module_present(ngx_cycle_t* cycle) {
+  return find_auth_module(cycle->modules, cycle->modules_n) != nullptr;
+}
+
 void bind_request_context(ngx_cycle_t* cycle) {
   ngx_module_t* auth = find_auth_module(cycle->modules, cycle->modules_n);
   g_auth_ctx_index = auth != nullptr ? auth->ctx_index : NGX_CONF_UNSET_UINT;
+  bind_node_metrics(auth != nullptr ? static_cast<const mr_auth_main_conf_t*>(
+                                          ngx_http_cycle_get_module_main_conf(cycle, (*auth)))
+                                    : nullptr);
 }
 
 const RequestContext* authenticated(ngx_http_request_t* r) {

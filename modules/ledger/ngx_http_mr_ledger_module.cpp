@@ -4,6 +4,7 @@
 // Directives: lua-free-config/ledger_conf.
 #include "lua-free-config/ledger_conf.hpp"
 #include "modules/common/http_json.hpp"
+#include "modules/common/node_metrics.hpp"
 #include "modules/common/phases.hpp"
 #include "modules/common/request_context.hpp"
 #include "modules/ledger/ops_listener.hpp"
@@ -61,6 +62,7 @@ ngx_int_t init_process(ngx_cycle_t* cycle) {
     s.queue_limit = mcf->queue_size;
     s.connect_timeout = mcf->connect_timeout;
     s.query_timeout = mcf->query_timeout;
+    if (mr::metrics::Block* block = mr::ngx::node_metrics()) s.stats = &block->pool;
     glue::worker_pool() = std::make_unique<mr::pg::Pool>(std::move(s), cycle->log);
     if (mcf->simulator) glue::start_payout_simulator(mcf->simulator_delay, cycle->log);
   } catch (...) {

@@ -64,6 +64,8 @@ class Connection {
       pg_ = nullptr;
     }
     result_.reset();
+    naming_ = false;
+    application_name_.clear();  // a new session starts with the DSN's
     set_state(State::down);
   }
 
@@ -171,11 +173,33 @@ class Connection {
   }
 
   void send() {
+    // A session setting, not a comment in the statement text: prepared
+    // statements stay the same for every request. Changed only when it
+    // differs from the connection's (one extra round trip for a traced
+    // request, one for the next untraced one there); nothing otherwise.
+    if (job_->traceparent != application_name_) {
+      send_application_name();
+      return;
+    }
     std::vector<const char*> values;
     values.reserve(job_->params.size());
     for (const auto& p : job_->params) values.push_back(p ? p->c_str() : nullptr);
     if (PQsendQueryParams(pg_, job_->sql.c_str(), static_cast<int>(values.size()), nullptr,
                           values.data(), nullptr, nullptr, 0) == 0) {
+      broken(PQerrorMessage(pg_));
+      return;
+    }
+    flush();
+  }
+
+  void send_application_name() {
+    naming_ = true;
+    const char* value = job_->traceparent.c_str();
+    const int sent = job_->traceparent.empty()
+                         ? PQsendQueryParams(pg_, "RESET application_name", 0, nullptr, nullptr, nullptr, nullptr, 0)
+                         : PQsendQueryParams(pg_, "SELECT set_config('application_name', $1, false)", 1, nullptr,
+                                             &value, nullptr, nullptr, 0);
+    if (sent == 0) {
       broken(PQerrorMessage(pg_));
       return;
     }
@@ -194,6 +218,18 @@ class Connection {
   }
 
   void complete() {
+    if (naming_) {
+      naming_ = false;
+      const ExecStatusType named = result_ ? PQresultStatus(result_.get()) : PGRES_FATAL_ERROR;
+      if (named != PGRES_TUPLES_OK && named != PGRES_COMMAND_OK) {
+        ngx_log_error(NGX_LOG_WARN, pool_.log(), 0, "mr_ledger: cannot set application_name: %s",
+                      result_ ? PQresultErrorMessage(result_.get()) : "no result");
+      }
+      application_name_ = job_->traceparent;  // on failure too: no second try per statement
+      result_.reset();
+      send();
+      return;
+    }
     Outcome outcome{Outcome::Kind::ok, nullptr, {}, {}};
     const ExecStatusType status = result_ ? PQresultStatus(result_.get()) : PGRES_FATAL_ERROR;
     if (status != PGRES_TUPLES_OK && status != PGRES_COMMAND_OK) {

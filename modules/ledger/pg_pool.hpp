@@ -33,6 +33,10 @@ struct Job {
   std::string sql;
   std::vector<std::optional<std::string>> params;
   std::function<void(Outcome&&)> done;
+  // The request's W3C traceparent (empty: none). The connection runs the
+  // statement with it as its application_name, so pg_stat_activity and
+  // log lines with %a tie a slow statement to its request.
+  std::string traceparent;
   int retries_left = 1;  // a deadlock or serialization failure rolled back: run again
   ngx_event_t timer{};   // non-cancelable: an old worker finishes the job across a reload
   bool detached = false;
