@@ -5,43 +5,15 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
-#include <sstream>
 #include <string>
 #include <thread>
 
 #include "tests/integration/ledger_helpers.hpp"
+#include "tests/integration/metrics_helpers.hpp"
 
 using namespace mr::test;
 
 namespace {
-
-mr::HeaderList ops_auth() {
-  std::string token = mr::read_file(env("MR_OPS_TOKEN_FILE"));
-  while (!token.empty() && (token.back() == '\n' || token.back() == '\r')) token.pop_back();
-  return {{"Authorization", "Bearer " + token}};
-}
-
-std::string scrape() {
-  auto r = mr::MrClient(env("MR_OPS_URL"), "", "").send("GET", "/metrics", "", ops_auth());
-  cr_assert_eq(r.status, 200, "%s", r.body.c_str());
-  return r.body;
-}
-
-// The value of one series (exact name and labels as rendered); 0 if absent.
-double value(const std::string& text, const std::string& series) {
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) {
-    if (line.size() > series.size() && line.compare(0, series.size(), series) == 0 && line[series.size()] == ' ') {
-      return std::stod(line.substr(series.size() + 1));
-    }
-  }
-  return 0;
-}
-
-std::string requests(const std::string& route, int status, const std::string& code) {
-  return "mr_http_requests_total{route=\"" + route + "\",status=\"" + std::to_string(status) + "\",code=\"" + code +
-         "\"}";
-}
 
 // The access log line of the request with this id (it is written just
 // after the answer: waits a little for it).
@@ -80,26 +52,23 @@ Test(metrics, requests_and_idempotency_outcomes_are_counted) {
   cr_assert_eq(c.get("/api/v1/members/" + id + "/balance").status, 200);
   const std::string after = scrape();
 
-  const auto grew = [&](const std::string& series, double by) {
-    cr_expect_geq(value(after, series) - value(before, series), by, "%s: %g -> %g", series.c_str(),
-                  value(before, series), value(after, series));
-  };
-  grew(requests("members_create", 201, "none"), 2);
-  grew(requests("members_create", 422, "duplicate_idempotency_conflict"), 1);
-  grew(requests("member_balance", 401, "unauthorized"), 1);
-  grew(requests("member_balance", 200, "none"), 1);
-  grew(requests("other", 404, "not_found"), 1);
-  grew(requests("ops_metrics", 200, "none"), 1);  // the first scrape, counted once it was logged
+  const auto grew = [&](const std::string& series, double by) { EXPECT_GREW(before, after, series, by); };
+  grew(requests_series("members_create", 201, "none"), 2);
+  grew(requests_series("members_create", 422, "duplicate_idempotency_conflict"), 1);
+  grew(requests_series("member_balance", 401, "unauthorized"), 1);
+  grew(requests_series("member_balance", 200, "none"), 1);
+  grew(requests_series("other", 404, "not_found"), 1);
+  grew(requests_series("ops_metrics", 200, "none"), 1);  // the first scrape, counted once it was logged
   grew("mr_http_request_duration_seconds_count{route=\"members_create\"}", 3);
   grew("mr_http_request_duration_seconds_bucket{route=\"members_create\",le=\"+Inf\"}", 3);
   grew("mr_idempotency_requests_total{outcome=\"claimed\"}", 1);
   grew("mr_idempotency_requests_total{outcome=\"replayed\"}", 1);
   grew("mr_idempotency_requests_total{outcome=\"conflict\"}", 1);
 
-  cr_expect_geq(value(after, "mr_ledger_pool_connections_open"), 1);
-  cr_expect_geq(value(after, "mr_catalogue_keys"), 1);
-  cr_expect_gt(value(after, "mr_catalogue_loaded_timestamp_seconds"), 1.7e9);
-  cr_expect_eq(value(after, "mr_books_up"), 1);
+  cr_expect_geq(metric(after, "mr_ledger_pool_connections_open"), 1);
+  cr_expect_geq(metric(after, "mr_catalogue_keys"), 1);
+  cr_expect_gt(metric(after, "mr_catalogue_loaded_timestamp_seconds"), 1.7e9);
+  cr_expect_eq(metric(after, "mr_books_up"), 1);
   cr_expect(after.find("mr_club_points_pool{partner_ref=\"club-a\"}") != std::string::npos);
   // Routes are a fixed set: a raw path never becomes a label.
   cr_expect(after.find("/api/") == std::string::npos && after.find(id) == std::string::npos);
