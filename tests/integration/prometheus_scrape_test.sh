@@ -8,13 +8,7 @@ envfile=${1:?test.env} dir=${2:?dir}
 source "$envfile"
 rm -rf "$dir"; mkdir -p "$dir/data"
 
-free_port() {
-  local p
-  while :; do
-    p=$(( RANDOM % 12000 + 20000 ))
-    (exec 3<>/dev/tcp/127.0.0.1/$p) 2>/dev/null || { echo "$p"; return; }
-  done
-}
+source "$(dirname "$0")/free_port.sh"
 port=$(free_port)
 cat > "$dir/prometheus.yml" <<YML
 global:
