@@ -1,5 +1,5 @@
 // The fixed set of route names a request is counted and logged under
-// (metrics labels, $mr_route): never a raw path, so label sets stay small
+// (metrics labels, $mr_route_name): never a raw path, so label sets stay small
 // whatever clients send.
 #pragma once
 

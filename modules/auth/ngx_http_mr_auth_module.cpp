@@ -143,7 +143,7 @@ ngx_int_t header_filter(ngx_http_request_t* r) {
   return next_header_filter(r);
 }
 
-enum class VarField : uintptr_t { key_id, club_id, partner_ref, request_id, traceparent };
+enum class VarField : uintptr_t { key_id, club_id, partner_ref, request_id };
 
 ngx_int_t get_variable(ngx_http_request_t* r, ngx_http_variable_value_t* v, uintptr_t data) {
   std::string_view value;
@@ -151,8 +151,6 @@ ngx_int_t get_variable(ngx_http_request_t* r, ngx_http_variable_value_t* v, uint
   const auto field = static_cast<VarField>(data);
   if (field == VarField::request_id) {
     value = mr::ngx::request_id(r);
-  } else if (field == VarField::traceparent) {
-    value = mr::ngx::traceparent(r).value_or(std::string_view{});
   } else if (const mr::KeyEntry* key = request_key(r); key != nullptr) {
     if (field == VarField::key_id) value = key->key_id;
     if (field == VarField::partner_ref) value = key->partner_ref;
@@ -187,7 +185,6 @@ ngx_int_t add_variables(ngx_conf_t* cf) {
       {ngx_string("mr_club_id"), VarField::club_id, NGX_HTTP_VAR_NOCACHEABLE},
       {ngx_string("mr_partner_ref"), VarField::partner_ref, NGX_HTTP_VAR_NOCACHEABLE},
       {ngx_string("mr_request_id"), VarField::request_id, 0},
-      {ngx_string("mr_traceparent"), VarField::traceparent, 0},
   };
   for (auto& var : vars) {
     ngx_http_variable_t* v = ngx_http_add_variable(cf, &var.name, var.flags);
@@ -195,14 +192,8 @@ ngx_int_t add_variables(ngx_conf_t* cf) {
     v->get_handler = get_variable;
     v->data = static_cast<uintptr_t>(var.field);
   }
-  // What the log phase counts a request under (modules/common/node_metrics).
-  ngx_str_t route = ngx_string("mr_route");
-  ngx_str_t code = ngx_string("mr_error_code");
-  ngx_http_variable_t* rv = ngx_http_add_variable(cf, &route, 0);
-  ngx_http_variable_t* cv = ngx_http_add_variable(cf, &code, 0);
-  if (rv == nullptr || cv == nullptr) return NGX_ERROR;
-  rv->get_handler = mr::ngx::route_variable;
-  cv->get_handler = mr::ngx::unset_variable;
+  // $mr_traceparent, $mr_route_name, $mr_error_code (modules/common/node_metrics).
+  if (mr::ngx::add_request_variables(cf) != NGX_OK) return NGX_ERROR;
   return NGX_OK;
 }
 

@@ -25,7 +25,7 @@ bool add_header_out(ngx_http_request_t* r, std::string_view name, std::string_vi
 
 // nginx's $request_id for this request (32 hex characters, stable across
 // internal redirects to error pages). Call init_request_id() at config time
-// (it also finds $mr_route and $mr_error_code, see node_metrics.hpp).
+// (it also finds $mr_route_name and $mr_error_code, see node_metrics.hpp).
 ngx_int_t init_request_id(ngx_conf_t* cf);
 std::string_view request_id(ngx_http_request_t* r);
 

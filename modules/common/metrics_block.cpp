@@ -89,26 +89,28 @@ void render_edges(std::string& out, const Block& b) {
   }
 }
 
-void render_pool(std::string& out, const Block& b) {
-  const PoolStats& p = b.pool;
-  const auto gauge = [&](std::string_view name, std::string_view help, std::int64_t v) {
-    family(out, name, "gauge", help);
-    sample(out, name, "", std::to_string(std::max<std::int64_t>(v, 0)));
-  };
-  gauge("mr_ledger_pool_connections_open", "PostgreSQL connections open, all workers.", load(p.open));
-  gauge("mr_ledger_pool_connections_in_use", "PostgreSQL connections running a statement, all workers.",
-        load(p.in_use));
-  gauge("mr_ledger_pool_queued", "Statements waiting for a free connection, all workers.", load(p.queued));
+void render_pool(std::string& out, const Block& b, bool (*alive)(std::uint64_t pid)) {
+  PoolFigures sum;
+  for (const PoolSlot& slot : b.pool) {
+    const std::uint64_t owner = load(slot.owner);
+    if (owner != 0 && alive(owner)) {
+      sum.in_use += load(slot.in_use);
+      sum.queued += load(slot.queued);
+    }
+    sum.timed_out += load(slot.timed_out);
+    sum.reconnects += load(slot.reconnects);
+  }
+  family(out, "mr_ledger_pool_connections_in_use", "gauge",
+         "PostgreSQL connections running a statement, all workers.");
+  sample(out, "mr_ledger_pool_connections_in_use", "", std::to_string(sum.in_use));
+  family(out, "mr_ledger_pool_queued", "gauge", "Statements waiting for a free connection, all workers.");
+  sample(out, "mr_ledger_pool_queued", "", std::to_string(sum.queued));
   family(out, "mr_ledger_pool_timeouts_total", "counter",
-         "Statements past mr_ledger_query_timeout, answered service_unavailable; stage queued or running.");
-  sample(out, "mr_ledger_pool_timeouts_total", "stage=\"queued\"", std::to_string(load(p.queue_timeouts)));
-  sample(out, "mr_ledger_pool_timeouts_total", "stage=\"running\"", std::to_string(load(p.query_timeouts)));
+         "Statements past mr_ledger_query_timeout (queued or running), answered service_unavailable.");
+  sample(out, "mr_ledger_pool_timeouts_total", "", std::to_string(sum.timed_out));
   family(out, "mr_ledger_pool_reconnects_total", "counter",
-         "Connections opened again after one was lost, refused or timed out.");
-  sample(out, "mr_ledger_pool_reconnects_total", "", std::to_string(load(p.reconnects)));
-  family(out, "mr_ledger_pool_rejected_total", "counter",
-         "Statements answered service_unavailable at once: queue full or no connection possible.");
-  sample(out, "mr_ledger_pool_rejected_total", "", std::to_string(load(p.rejected)));
+         "Connections opened again after one was lost or refused.");
+  sample(out, "mr_ledger_pool_reconnects_total", "", std::to_string(sum.reconnects));
 }
 
 void render_catalogue(std::string& out, const Block& b) {
@@ -152,12 +154,39 @@ std::optional<ErrorCode> envelope_code(std::string_view body) {
   return code_from_name(body.substr(0, end));
 }
 
-std::string render(const Block& b) {
+PoolSlot* claim_pool_slot(Block& block, std::uint64_t pid, bool (*alive)(std::uint64_t pid), PoolFigures& base) {
+  for (const bool take_dead : {false, true}) {
+    for (PoolSlot& slot : block.pool) {
+      std::uint64_t owner = load(slot.owner);
+      if (owner != 0 && (!take_dead || alive(owner))) continue;
+      if (!std::atomic_ref<std::uint64_t>(slot.owner).compare_exchange_strong(owner, pid)) continue;
+      store<std::uint64_t>(slot.in_use, 0);
+      store<std::uint64_t>(slot.queued, 0);
+      base = PoolFigures{0, 0, load(slot.timed_out), load(slot.reconnects)};
+      return &slot;
+    }
+  }
+  return nullptr;
+}
+
+void publish(PoolSlot& slot, const PoolFigures& base, const PoolFigures& now) {
+  store(slot.in_use, now.in_use);
+  store(slot.queued, now.queued);
+  store(slot.timed_out, base.timed_out + now.timed_out);
+  store(slot.reconnects, base.reconnects + now.reconnects);
+}
+
+void release(PoolSlot& slot, const PoolFigures& base, const PoolFigures& last) {
+  publish(slot, base, PoolFigures{0, 0, last.timed_out, last.reconnects});
+  store<std::uint64_t>(slot.owner, 0);
+}
+
+std::string render(const Block& b, bool (*alive)(std::uint64_t pid)) {
   std::string out;
   out.reserve(16384);
   render_requests(out, b);
   render_edges(out, b);
-  render_pool(out, b);
+  render_pool(out, b, alive);
   render_catalogue(out, b);
   return out;
 }

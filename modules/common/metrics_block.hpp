@@ -34,17 +34,23 @@ inline constexpr std::size_t kIdempotencyOutcomes = 5;
 enum class RedisError { connect, timeout, no_reply, error_reply };
 inline constexpr std::size_t kRedisErrorKinds = 4;
 
-// What the ledger's connection pools of all workers add up to. Gauges move
-// by deltas (each worker adds and takes back its own share).
-struct PoolStats {
-  std::int64_t open = 0;     // connections connected (idle or busy)
-  std::int64_t in_use = 0;   // connections running a statement
-  std::int64_t queued = 0;   // statements waiting for a connection
-  std::uint64_t queue_timeouts = 0;  // timed out before a connection was free
-  std::uint64_t query_timeouts = 0;  // timed out while running (connection dropped)
-  std::uint64_t reconnects = 0;      // connects started after a connection was lost or refused
-  std::uint64_t rejected = 0;        // answered unavailable at once: queue full, database unreachable
+// What one worker's ledger pool reports (mr::pg::Stats, copied by the glue).
+struct PoolFigures {
+  std::uint64_t in_use = 0;      // connections with a statement in flight
+  std::uint64_t queued = 0;      // statements waiting for a connection
+  std::uint64_t timed_out = 0;   // since the worker started
+  std::uint64_t reconnects = 0;  // since the worker started
 };
+
+// One worker's pool figures in shared memory, published by that worker
+// (about every second, and by the worker answering /metrics just before).
+// A slot outlives its worker: counters stay and the next worker to take
+// the slot counts on from them, so the node's sums never go back.
+struct PoolSlot {
+  std::uint64_t owner;  // the worker's pid; 0: free
+  std::uint64_t in_use, queued, timed_out, reconnects;
+};
+inline constexpr std::size_t kPoolSlots = 64;  // workers alive at once, old ones during a reload included
 
 template <typename T>
 inline void add(T& cell, T delta = 1) {
@@ -68,7 +74,7 @@ struct Block {
   std::uint64_t duration_sum_ms[ledger::kRouteCount];
   std::uint64_t idempotency[kIdempotencyOutcomes];
   std::uint64_t redis_errors[kRedisErrorKinds];
-  PoolStats pool;
+  PoolSlot pool[kPoolSlots];
   // Set by the master when it loaded the key catalogue (start, reload).
   std::int64_t catalogue_keys;
   std::int64_t catalogue_loaded_unix_ms;
@@ -92,8 +98,17 @@ inline void count(Block& block, RedisError kind) { add(block.redis_errors[static
 // ({"ok":false,"error":{"code":"...), found by its fixed prefix: no parse.
 std::optional<ErrorCode> envelope_code(std::string_view body);
 
+// A slot for the worker `pid`: a free one, else one whose owner is no
+// longer alive (crashed); nullptr when all are held. `base` receives the
+// slot's counters, which the worker's own are added to.
+PoolSlot* claim_pool_slot(Block& block, std::uint64_t pid, bool (*alive)(std::uint64_t pid), PoolFigures& base);
+void publish(PoolSlot& slot, const PoolFigures& base, const PoolFigures& now);
+// The worker exits: its gauges leave the sums, its counters stay.
+void release(PoolSlot& slot, const PoolFigures& base, const PoolFigures& last);
+
 // Prometheus text format 0.0.4: every family with HELP and TYPE; series
 // appear once they are non-zero (histograms once their route was seen).
-std::string render(const Block& block);
+// Pool gauges count only slots whose owner `alive` says is running.
+std::string render(const Block& block, bool (*alive)(std::uint64_t pid));
 
 }  // namespace mr::metrics

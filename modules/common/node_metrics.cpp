@@ -45,7 +45,7 @@ void bind_node_metrics(const mr_auth_main_conf_t* auth) {
 
 ngx_int_t init_outcome_variables(ngx_conf_t* cf) {
   if (!auth_module_present(cf->cycle)) return NGX_OK;
-  ngx_str_t route = ngx_string("mr_route");
+  ngx_str_t route = ngx_string("mr_route_name");
   ngx_str_t code = ngx_string("mr_error_code");
   g_route_index = ngx_http_get_variable_index(cf, &route);
   g_code_index = ngx_http_get_variable_index(cf, &code);
@@ -72,18 +72,51 @@ std::optional<mr::ErrorCode> error_code(ngx_http_request_t* r) {
   return name ? mr::code_from_name(*name) : std::nullopt;
 }
 
-ngx_int_t route_variable(ngx_http_request_t* r, ngx_http_variable_value_t* v, uintptr_t) {
-  const std::string_view label = mr::ledger::route_label(mr::ledger::route_of(raw_path(r)));
-  v->data = reinterpret_cast<u_char*>(const_cast<char*>(label.data()));
-  v->len = static_cast<unsigned>(label.size());
+namespace {
+
+ngx_int_t static_value(ngx_http_variable_value_t* v, std::string_view value) {
+  if (value.empty()) {
+    v->not_found = 1;
+    return NGX_OK;
+  }
+  // Static strings or the request's own header: no copy.
+  v->data = reinterpret_cast<u_char*>(const_cast<char*>(value.data()));
+  v->len = static_cast<unsigned>(value.size());
   v->valid = 1;
   v->no_cacheable = 0;
   v->not_found = 0;
   return NGX_OK;
 }
 
+ngx_int_t route_variable(ngx_http_request_t* r, ngx_http_variable_value_t* v, uintptr_t) {
+  return static_value(v, mr::ledger::route_label(mr::ledger::route_of(raw_path(r))));
+}
+
 ngx_int_t unset_variable(ngx_http_request_t*, ngx_http_variable_value_t* v, uintptr_t) {
-  v->not_found = 1;
+  return static_value(v, {});
+}
+
+ngx_int_t traceparent_variable(ngx_http_request_t* r, ngx_http_variable_value_t* v, uintptr_t) {
+  return static_value(v, traceparent(r).value_or(std::string_view{}));
+}
+
+}  // namespace
+
+ngx_int_t add_request_variables(ngx_conf_t* cf) {
+  struct Var {
+    ngx_str_t name;
+    ngx_http_get_variable_pt handler;
+  };
+  Var vars[] = {
+      {ngx_string("mr_traceparent"), traceparent_variable},
+      {ngx_string("mr_route_name"), route_variable},
+      {ngx_string("mr_error_code"), unset_variable},
+  };
+  for (auto& var : vars) {
+    ngx_http_variable_t* v = ngx_http_add_variable(cf, &var.name, 0);
+    if (v == nullptr) return NGX_ERROR;
+    v->get_handler = var.handler;
+  }
   return NGX_OK;
 }
 

@@ -1,5 +1,5 @@
 // The node's counters (modules/common/metrics_block.hpp) as each module .so
-// sees them, and what a request tells the log phase: its route ($mr_route,
+// sees them, and what a request tells the log phase: its route ($mr_route_name,
 // set by the ops listener, otherwise from the partner path) and the error
 // code of the envelope it was answered with ($mr_error_code, set by
 // send_json). Both are nginx variables so the access log shows them too.
@@ -24,7 +24,7 @@ void bind_node_metrics(const mr_auth_main_conf_t* auth);
 mr::metrics::Block* zone_block(const mr_metrics_conf_t& conf);
 
 // At postconfiguration (every module, through init_request_id): where the
-// request's $mr_route and $mr_error_code live. Needs the auth module,
+// request's $mr_route_name and $mr_error_code live. Needs the auth module,
 // which defines them; without it both stay unset.
 ngx_int_t init_outcome_variables(ngx_conf_t* cf);
 void set_route(ngx_http_request_t* r, mr::ledger::Route route);
@@ -33,9 +33,9 @@ void note_error_code(ngx_http_request_t* r, std::string_view body);
 mr::ledger::Route route(ngx_http_request_t* r);
 std::optional<mr::ErrorCode> error_code(ngx_http_request_t* r);
 
-// Variable handlers the auth module registers: $mr_route falls back to the
-// partner route of the raw path; $mr_error_code is empty unless set.
-ngx_int_t route_variable(ngx_http_request_t* r, ngx_http_variable_value_t* v, uintptr_t);
-ngx_int_t unset_variable(ngx_http_request_t* r, ngx_http_variable_value_t* v, uintptr_t);
+// The auth module's preconfiguration: defines $mr_traceparent (the valid
+// W3C header, else empty), $mr_route_name (set by the ops listener, else
+// the partner route of the raw path) and $mr_error_code (empty unless set).
+ngx_int_t add_request_variables(ngx_conf_t* cf);
 
 }  // namespace mr::ngx

@@ -4,12 +4,12 @@
 // Directives: lua-free-config/ledger_conf.
 #include "lua-free-config/ledger_conf.hpp"
 #include "modules/common/http_json.hpp"
-#include "modules/common/node_metrics.hpp"
 #include "modules/common/phases.hpp"
 #include "modules/common/request_context.hpp"
 #include "modules/ledger/ops_listener.hpp"
 #include "modules/ledger/partner_handler.hpp"
 #include "modules/ledger/payout_simulator.hpp"
+#include "modules/ledger/pool_metrics.hpp"
 #include "modules/ledger/statement_run.hpp"
 
 extern "C" ngx_module_t ngx_http_mr_ledger_module;
@@ -62,8 +62,8 @@ ngx_int_t init_process(ngx_cycle_t* cycle) {
     s.queue_limit = mcf->queue_size;
     s.connect_timeout = mcf->connect_timeout;
     s.query_timeout = mcf->query_timeout;
-    if (mr::metrics::Block* block = mr::ngx::node_metrics()) s.stats = &block->pool;
     glue::worker_pool() = std::make_unique<mr::pg::Pool>(std::move(s), cycle->log);
+    glue::start_pool_metrics(cycle->log);
     if (mcf->simulator) glue::start_payout_simulator(mcf->simulator_delay, cycle->log);
   } catch (...) {
     ngx_log_error(NGX_LOG_EMERG, cycle->log, 0, "mr_ledger: cannot create the connection pool");
@@ -74,6 +74,7 @@ ngx_int_t init_process(ngx_cycle_t* cycle) {
 
 void exit_process(ngx_cycle_t*) {
   glue::stop_payout_simulator();
+  glue::stop_pool_metrics();
   try {
     glue::worker_pool().reset();
   } catch (...) {

@@ -7,6 +7,7 @@
 #include "lua-free-config/ledger_conf.hpp"
 #include "modules/common/http_json.hpp"
 #include "modules/common/node_metrics.hpp"
+#include "modules/ledger/pool_metrics.hpp"
 #include "modules/ledger/statement_run.hpp"
 
 extern "C" ngx_module_t ngx_http_mr_ledger_module;
@@ -47,7 +48,9 @@ class WithNodeMetrics final : public mr::ledger::Pending {
  private:
   static std::string node_text() {
     const mr::metrics::Block* block = node_metrics();
-    return block != nullptr ? mr::metrics::render(*block) : std::string();
+    if (block == nullptr) return {};
+    publish_pool_metrics();  // this worker's figures as of now; the others' within a second
+    return mr::metrics::render(*block, process_alive);
   }
   static mr::ledger::Response without_books() {
     return {200, node_text() + "# HELP mr_books_up Whether the books' gauges below could be read.\n"
@@ -58,8 +61,6 @@ class WithNodeMetrics final : public mr::ledger::Pending {
 
 ngx_int_t start(ngx_http_request_t* r) {
   const std::string_view path = raw_path(r);
-  const mr::ledger::Route route = mr::ledger::ops_route_of(path);
-  set_route(r, route);
   if (path == "/healthz") return send_json(r, 200, R"({"ok":true,"data":{"status":"ok"}})");
   if (!token_matches(r)) {
     return send_error(r, mr::ErrorCode::unauthorized, "The ops listener wants its bearer token.");
@@ -74,7 +75,7 @@ ngx_int_t start(ngx_http_request_t* r) {
   request.request_id = request_id(r);
   mr::ledger::Prepared prepared = mr::ledger::prepare_ops(request);
   if (auto* books = std::get_if<std::unique_ptr<mr::ledger::Pending>>(&prepared);
-      books != nullptr && route == mr::ledger::Route::ops_metrics) {
+      books != nullptr && mr::ledger::ops_route_of(path) == mr::ledger::Route::ops_metrics) {
     prepared = std::make_unique<WithNodeMetrics>(std::move(*books));
   }
   return run_prepared(r, std::move(prepared));
@@ -82,6 +83,9 @@ ngx_int_t start(ngx_http_request_t* r) {
 
 }  // namespace
 
-ngx_int_t ops_handler(ngx_http_request_t* r) { return read_body_then<start>(r); }
+ngx_int_t ops_handler(ngx_http_request_t* r) {
+  set_route(r, mr::ledger::ops_route_of(raw_path(r)));  // whatever the answer, for metrics and logs
+  return read_body_then<start>(r);
+}
 
 }  // namespace mr::ngx::ledger

@@ -28,15 +28,14 @@ class Connection {
 
   void connect() {
     const auto& s = pool_.settings();
-    if (started_) mr::metrics::add(pool_.stats().reconnects);
-    started_ = true;
+    if (ever_connected_) pool_.counters().reconnects++;
     pg_ = PQconnectStart(s.dsn.c_str());
     if (pg_ == nullptr || PQstatus(pg_) == CONNECTION_BAD || PQsetnonblocking(pg_, 1) != 0 ||
         !wrap_socket()) {
       connect_failed();
       return;
     }
-    set_state(State::connecting);
+    state_ = State::connecting;
     wants_write_ = true;
     update_interest();
     ngx_add_timer(&connect_timer_, s.connect_timeout);
@@ -44,7 +43,7 @@ class Connection {
 
   void run(std::unique_ptr<Job> job) {
     job_ = std::move(job);
-    set_state(State::busy);
+    state_ = State::busy;
     send();
   }
 
@@ -66,22 +65,10 @@ class Connection {
     result_.reset();
     naming_ = false;
     application_name_.clear();  // a new session starts with the DSN's
-    set_state(State::down);
+    state_ = State::down;
   }
 
  private:
-  // Every state change goes through here: the open and in-use gauges
-  // move with it.
-  void set_state(State next) {
-    auto& stats = pool_.stats();
-    const auto open = [](State s) { return s == State::idle || s == State::busy; };
-    if (open(state_) != open(next)) mr::metrics::add<std::int64_t>(stats.open, open(next) ? 1 : -1);
-    if ((state_ == State::busy) != (next == State::busy)) {
-      mr::metrics::add<std::int64_t>(stats.in_use, next == State::busy ? 1 : -1);
-    }
-    state_ = next;
-  }
-
   static void on_event(ngx_event_t* ev) {
     auto* c = static_cast<ngx_connection_t*>(ev->data);
     static_cast<Connection*>(c->data)->handle(ev->write != 0);
@@ -142,7 +129,8 @@ class Connection {
       case PGRES_POLLING_OK:
         ngx_del_timer(&connect_timer_);
         if (!wrap_socket()) return connect_failed();
-        set_state(State::idle);
+        ever_connected_ = true;
+        state_ = State::idle;
         wants_write_ = false;
         update_interest();
         pool_.on_idle(*this);
@@ -252,7 +240,7 @@ class Connection {
       outcome.kind = Outcome::Kind::sql_error;
     }
     outcome.result = std::move(result_);
-    set_state(State::idle);
+    state_ = State::idle;
     auto job = std::move(job_);
     pool_.finish(std::move(job), std::move(outcome));
     pool_.on_idle(*this);
@@ -276,17 +264,16 @@ class Connection {
   ngx_connection_t* c_ = nullptr;
   State state_ = State::down;
   bool wants_write_ = false;
-  bool started_ = false;
+  bool ever_connected_ = false;   // the next connect is a reconnect
   bool naming_ = false;           // the application_name statement is in flight
-  std::string application_name_;  // the session's traceparent; empty: the DSN's default  // connected once already: the next connect is a reconnect
+  std::string application_name_;  // the session's traceparent; empty: the DSN's default
   ngx_msec_t retry_at_ = 0;
   std::unique_ptr<Job> job_;
   Result result_;
   ngx_event_t connect_timer_{};
 };
 
-Pool::Pool(Settings settings, ngx_log_t* log)
-    : settings_(std::move(settings)), log_(log), stats_(settings_.stats ? settings_.stats : &own_stats_) {
+Pool::Pool(Settings settings, ngx_log_t* log) : settings_(std::move(settings)), log_(log) {
   for (std::size_t i = 0; i < settings_.size; ++i) {
     connections_.push_back(std::make_unique<Connection>(*this));
   }
@@ -305,14 +292,6 @@ Pool::~Pool() {
   for (auto& job : queue_) {
     if (job->timer.timer_set) ngx_del_timer(&job->timer);
   }
-  mr::metrics::add<std::int64_t>(stats_->queued, -static_cast<std::int64_t>(queue_.size()));
-}
-
-std::unique_ptr<Job> Pool::pop_queued(std::deque<std::unique_ptr<Job>>::iterator it) {
-  auto job = std::move(*it);
-  queue_.erase(it);
-  mr::metrics::add<std::int64_t>(stats_->queued, -1);
-  return job;
 }
 
 Job* Pool::submit(std::unique_ptr<Job> job) {
@@ -325,13 +304,11 @@ Job* Pool::submit(std::unique_ptr<Job> job) {
   job->timer.data = job.get();
   job->timer.log = log_;
   if (queue_.size() >= settings_.queue_limit) {
-    mr::metrics::add(stats_->rejected);
     finish(std::move(job), Outcome{Outcome::Kind::unavailable, nullptr, "queue full", {}});
     return nullptr;
   }
   ngx_add_timer(&handle->timer, settings_.query_timeout);
   queue_.push_back(std::move(job));
-  mr::metrics::add<std::int64_t>(stats_->queued, 1);
   dispatch();
   if (!queue_.empty()) fail_queue_if_nothing_can_serve();
   return handle;
@@ -341,7 +318,9 @@ void Pool::dispatch() {
   for (auto& c : connections_) {
     if (queue_.empty()) return;
     if (c->state() == Connection::State::idle) {
-      c->run(pop_queued(queue_.begin()));
+      auto job = std::move(queue_.front());
+      queue_.pop_front();
+      c->run(std::move(job));
     }
   }
   // Waiting jobs and nothing idle: open more connections, one per job.
@@ -363,8 +342,8 @@ void Pool::fail_queue_if_nothing_can_serve() {
   });
   if (alive) return;
   while (!queue_.empty()) {
-    auto job = pop_queued(queue_.begin());
-    mr::metrics::add(stats_->rejected);
+    auto job = std::move(queue_.front());
+    queue_.pop_front();
     finish(std::move(job), Outcome{Outcome::Kind::unavailable, nullptr, "database unreachable", {}});
   }
 }
@@ -387,12 +366,22 @@ void Pool::finish(std::unique_ptr<Job> job, Outcome&& outcome) {
   }
 }
 
+Stats Pool::stats() const {
+  Stats s = counters_;
+  s.in_use = static_cast<std::uint64_t>(std::count_if(connections_.begin(), connections_.end(), [](const auto& c) {
+    return c->state() == Connection::State::busy;
+  }));
+  s.queued = queue_.size();
+  return s;
+}
+
 void Pool::on_job_timeout(Job* job) {
+  counters_.timed_out++;
   auto queued = std::find_if(queue_.begin(), queue_.end(),
                              [job](const auto& j) { return j.get() == job; });
   if (queued != queue_.end()) {
-    auto owned = pop_queued(queued);
-    mr::metrics::add(stats_->queue_timeouts);
+    auto owned = std::move(*queued);
+    queue_.erase(queued);
     finish(std::move(owned), Outcome{Outcome::Kind::unavailable, nullptr, "timed out waiting", {}});
     return;
   }
@@ -400,7 +389,6 @@ void Pool::on_job_timeout(Job* job) {
     if (c->job() == job) {
       ngx_log_error(NGX_LOG_ERR, log_, 0, "mr_ledger: query timed out; dropping the connection");
       auto owned = c->abandon();
-      mr::metrics::add(stats_->query_timeouts);
       finish(std::move(owned), Outcome{Outcome::Kind::unavailable, nullptr, "query timed out", {}});
       on_broken(*c);
       return;

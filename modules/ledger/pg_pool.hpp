@@ -14,7 +14,6 @@
 #include "ledger/sql/pg_handles.hpp"
 
 #include "lua-free-config/nginx.hpp"
-#include "modules/common/metrics_block.hpp"
 
 namespace mr::pg {
 
@@ -49,9 +48,14 @@ struct Settings {
   std::size_t queue_limit = 1024;
   ngx_msec_t connect_timeout = 3000;
   ngx_msec_t query_timeout = 5000;
-  // Where the pool counts (connections, queue, timeouts, reconnects): the
-  // glue points it at the node's shared counters; null: the pool's own.
-  mr::metrics::PoolStats* stats = nullptr;
+};
+
+// What the pool did, for the metrics: gauges now, counters since start.
+struct Stats {
+  std::uint64_t in_use = 0;      // connections with a statement in flight
+  std::uint64_t queued = 0;      // jobs waiting for a connection
+  std::uint64_t timed_out = 0;   // jobs answered unavailable by their timer
+  std::uint64_t reconnects = 0;  // connects after a connection was lost or refused
 };
 
 class Connection;
@@ -69,6 +73,8 @@ class Pool {
   // The request behind the job is gone: the outcome will be dropped.
   static void detach(Job* job) { job->detached = true; }
 
+  Stats stats() const;
+
   // Internal, for Connection.
   void on_idle(Connection& c);
   void on_broken(Connection& c);
@@ -76,19 +82,17 @@ class Pool {
   void on_job_timeout(Job* job);
   ngx_log_t* log() const { return log_; }
   const Settings& settings() const { return settings_; }
-  mr::metrics::PoolStats& stats() { return *stats_; }
+  Stats& counters() { return counters_; }
 
  private:
   void dispatch();
   void fail_queue_if_nothing_can_serve();
-  std::unique_ptr<Job> pop_queued(std::deque<std::unique_ptr<Job>>::iterator it);
 
   Settings settings_;
   ngx_log_t* log_;
-  mr::metrics::PoolStats own_stats_;
-  mr::metrics::PoolStats* stats_;  // outlives the connections: declared before them
   std::vector<std::unique_ptr<Connection>> connections_;
   std::deque<std::unique_ptr<Job>> queue_;
+  Stats counters_;
 };
 
 }  // namespace mr::pg

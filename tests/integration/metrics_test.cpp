@@ -65,7 +65,10 @@ Test(metrics, requests_and_idempotency_outcomes_are_counted) {
   grew("mr_idempotency_requests_total{outcome=\"replayed\"}", 1);
   grew("mr_idempotency_requests_total{outcome=\"conflict\"}", 1);
 
-  cr_expect_geq(metric(after, "mr_ledger_pool_connections_open"), 1);
+  for (const char* pool : {"\nmr_ledger_pool_connections_in_use ", "\nmr_ledger_pool_queued ",
+                           "\nmr_ledger_pool_timeouts_total ", "\nmr_ledger_pool_reconnects_total "}) {
+    cr_expect(after.find(pool) != std::string::npos, "no%s", pool);
+  }
   cr_expect_geq(metric(after, "mr_catalogue_keys"), 1);
   cr_expect_gt(metric(after, "mr_catalogue_loaded_timestamp_seconds"), 1.7e9);
   cr_expect_eq(metric(after, "mr_books_up"), 1);

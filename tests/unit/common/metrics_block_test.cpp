@@ -22,6 +22,9 @@ std::unique_ptr<Block> fresh() {
   return b;
 }
 
+std::uint64_t g_dead = 0;
+bool alive(std::uint64_t pid) { return pid != g_dead; }
+
 bool has_line(const std::string& text, const std::string& line) {
   return text.find("\n" + line + "\n") != std::string::npos || text.starts_with(line + "\n");
 }
@@ -67,7 +70,7 @@ Test(metrics_block, requests_by_route_status_code_and_duration) {
   count_request(*b, Route::members_create, 201, std::nullopt, 7);
   count_request(*b, Route::members_create, 422, ErrorCode::duplicate_idempotency_conflict, 12000);
   count_request(*b, Route::other, 418, std::nullopt, 0);
-  const std::string text = render(*b);
+  const std::string text = render(*b, alive);
   cr_expect(has_line(text, R"(mr_http_requests_total{route="members_create",status="201",code="none"} 2)"), "%s",
             text.c_str());
   cr_expect(has_line(text,
@@ -90,19 +93,39 @@ Test(metrics_block, edges_pool_and_catalogue) {
   count(*b, Idempotency::bypassed);
   count(*b, Idempotency::bypassed);
   count(*b, RedisError::timeout);
-  add<std::int64_t>(b->pool.in_use, 2);
-  add<std::int64_t>(b->pool.in_use, -1);
-  add(b->pool.reconnects);
+  // Two workers' pools; the second is gone (crashed): its gauges leave the
+  // sums, its counters stay, and the worker taking its slot counts on.
+  PoolFigures base1, base2, base3;
+  PoolSlot* one = claim_pool_slot(*b, 101, alive, base1);
+  PoolSlot* two = claim_pool_slot(*b, 102, alive, base2);
+  cr_assert(one != nullptr && two != nullptr && one != two);
+  publish(*one, base1, PoolFigures{1, 0, 2, 1});
+  publish(*two, base2, PoolFigures{3, 5, 1, 0});
   store<std::int64_t>(b->catalogue_keys, 9);
   store<std::int64_t>(b->catalogue_loaded_unix_ms, 1795463497129);
   store<std::int64_t>(b->catalogue_load_ms, 19);
-  const std::string text = render(*b);
+  const std::string text = render(*b, alive);
   cr_expect(has_line(text, R"(mr_idempotency_requests_total{outcome="replayed"} 1)"));
   cr_expect(has_line(text, R"(mr_idempotency_requests_total{outcome="bypassed"} 2)"));
   cr_expect(has_line(text, R"(mr_idempotency_requests_total{outcome="claimed"} 0)"));
   cr_expect(has_line(text, R"(mr_redis_errors_total{kind="timeout"} 1)"));
-  cr_expect(has_line(text, "mr_ledger_pool_connections_in_use 1"));
+  cr_expect(has_line(text, "mr_ledger_pool_connections_in_use 4"), "%s", text.c_str());
+  cr_expect(has_line(text, "mr_ledger_pool_queued 5"));
+  cr_expect(has_line(text, "mr_ledger_pool_timeouts_total 3"));
   cr_expect(has_line(text, "mr_ledger_pool_reconnects_total 1"));
+  g_dead = 102;
+  const std::string after_crash = render(*b, alive);
+  cr_expect(has_line(after_crash, "mr_ledger_pool_connections_in_use 1"));
+  cr_expect(has_line(after_crash, "mr_ledger_pool_timeouts_total 3"));
+  for (std::size_t i = 2; i < kPoolSlots; i++) cr_assert(claim_pool_slot(*b, 200 + i, alive, base3) != nullptr);
+  PoolSlot* three = claim_pool_slot(*b, 103, alive, base3);
+  cr_assert_eq(three, two, "all slots held: the crashed worker's is taken");
+  cr_expect_eq(base3.timed_out, 1u);
+  publish(*three, base3, PoolFigures{0, 0, 1, 0});
+  release(*one, base1, PoolFigures{1, 0, 2, 1});
+  const std::string later = render(*b, alive);
+  cr_expect(has_line(later, "mr_ledger_pool_timeouts_total 4"), "counters never go back: %s", later.c_str());
+  cr_expect(has_line(later, "mr_ledger_pool_connections_in_use 0"));
   cr_expect(has_line(text, "mr_catalogue_keys 9"));
   cr_expect(has_line(text, "mr_catalogue_loaded_timestamp_seconds 1795463497.129"));
   cr_expect(has_line(text, "mr_catalogue_load_duration_seconds 0.019"));
