@@ -17,7 +17,10 @@ ngx_int_t load_catalogue(ngx_conf_t* cf, mr_auth_main_conf_t* mcf) {
     std::string err;
     auto master = mr::load_master_key(view(mcf->master_key_file), err);
     if (!master) {
-      ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "mr_master_key_file: %s", err.c_str());
+      ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                         "mr_master_key_file: %s (the key that sealed the stored secrets; a new "
+                         "one is made with \"mrctl master-key create --out <path>\")",
+                         err.c_str());
       return NGX_ERROR;
     }
     auto catalogue = mr::load_key_catalogue(view(mcf->catalogue_dsn), *master, view(mcf->environment), err);

@@ -19,12 +19,12 @@ ngx_module_t* find_auth_module(ngx_module_t** modules, ngx_uint_t count) {
 
 }  // namespace
 
-bool auth_module_loaded(ngx_conf_t* cf, const char* directive) {
-  if (find_auth_module(cf->cycle->modules, cf->cycle->modules_n) != nullptr) return true;
+const ngx_module_t* auth_module(ngx_conf_t* cf, const char* directive) {
+  if (const ngx_module_t* m = find_auth_module(cf->cycle->modules, cf->cycle->modules_n)) return m;
   ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
                      "%s needs the mr_auth module in front of it: add load_module for %s.so",
                      directive, kAuthModuleName.data());
-  return false;
+  return nullptr;
 }
 
 bool auth_module_present(ngx_cycle_t* cycle) {

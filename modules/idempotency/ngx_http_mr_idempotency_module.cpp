@@ -256,7 +256,7 @@ ngx_int_t postconfiguration(ngx_conf_t* cf) {
 
   auto* mcf = static_cast<mr_idempotency_main_conf_t*>(
       ngx_http_conf_get_module_main_conf(cf, ngx_http_mr_idempotency_module));
-  if (mcf->used && !mr::ngx::auth_module_loaded(cf, "mr_idempotency")) return NGX_ERROR;
+  if (mcf->used && mr::ngx::auth_module(cf, "mr_idempotency") == nullptr) return NGX_ERROR;
   return mr::ngx::init_request_id(cf);
 }
 

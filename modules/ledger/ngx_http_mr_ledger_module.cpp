@@ -3,6 +3,7 @@
 // per-worker PostgreSQL pool both run on, and the sandbox payout simulator.
 // Directives: lua-free-config/ledger_conf.
 #include "lua-free-config/ledger_conf.hpp"
+#include "lua-free-config/refusals.hpp"
 #include "modules/common/http_json.hpp"
 #include "modules/common/phases.hpp"
 #include "modules/common/request_context.hpp"
@@ -41,7 +42,11 @@ ngx_int_t postconfiguration(ngx_conf_t* cf) {
   auto* cmcf = static_cast<ngx_http_core_main_conf_t*>(
       ngx_http_conf_get_module_main_conf(cf, ngx_http_core_module));
   if (!mr::ngx::add_phase_handler(cmcf, NGX_HTTP_CONTENT_PHASE, content_handler)) return NGX_ERROR;
-  if (main_conf(cf)->used && !mr::ngx::auth_module_loaded(cf, "mr_ledger")) return NGX_ERROR;
+  const mr_ledger_main_conf_t* mcf = main_conf(cf);
+  if (mcf->used || mcf->simulator) {
+    const ngx_module_t* auth = mr::ngx::auth_module(cf, "mr_ledger");
+    if (auth == nullptr || !mr::conf::ledger_refusals_pass(cf, mcf, auth->ctx_index)) return NGX_ERROR;
+  }
   return mr::ngx::init_request_id(cf);
 }
 
