@@ -30,6 +30,7 @@ struct Conf {
   std::string partner_server;  // directives of the partner server, outside its location
   std::string partner_location = "mr_auth on; mr_ledger;";
   bool catalogue = true;
+  std::string http;  // more directives in http {}
 };
 
 std::string render(const Conf& c, const std::string& dir) {
@@ -45,7 +46,7 @@ std::string render(const Conf& c, const std::string& dir) {
   for (const char* t : {"client_body", "proxy", "fastcgi", "uwsgi", "scgi"}) {
     s += std::string("  ") + t + "_temp_path " + dir + "/" + t + ";\n";
   }
-  s += "  access_log off;\n";
+  s += "  access_log off;\n" + c.http;
   // nginx -t does not bind: fixed ports are fine.
   s += "  server { listen 127.0.0.1:18080; " + c.partner_server + " location /api/ { " +
        c.partner_location + " } }\n";
@@ -147,4 +148,17 @@ Test(nginx_refusals, mr_ledger_without_mr_auth_in_front) {
   cr_assert_eq(nginx_t(c).exit_code, 0);
   c.partner_location = "mr_auth off; mr_ledger;";
   expect_refused(c, "mr_ledger in location \"/api/\" has no \"mr_auth on\"");
+}
+
+Test(nginx_refusals, a_bad_metrics_zone) {
+  Conf c;
+  c.http = "  mr_metrics_zone mr_metrics;\n";
+  cr_assert_eq(nginx_t(c).exit_code, 0, "%s", nginx_t(c).output.c_str());
+  c.http = "  mr_metrics_zone \"bad name\";\n";
+  expect_refused(c, "mr_metrics_zone: \"bad name\" is not 1 to 64 of A-Z a-z 0-9 _ -");
+  c.http = "  mr_metrics_zone one;\n  mr_metrics_zone two;\n";
+  expect_refused(c, "\"mr_metrics_zone\" directive is duplicate");
+  // Another module's zone of the same name.
+  c.http = "  limit_req_zone $binary_remote_addr zone=mr_metrics:1m rate=1r/s;\n  mr_metrics_zone mr_metrics;\n";
+  expect_refused(c, "\"mr_metrics\" is already declared for a different use");
 }
