@@ -4,6 +4,7 @@
 #include <csignal>
 
 #include "modules/common/node_metrics.hpp"
+#include "modules/common/worker_timer.hpp"
 #include "modules/ledger/statement_run.hpp"
 
 namespace mr::ngx::ledger {
@@ -42,11 +43,7 @@ void start_pool_metrics(ngx_log_t* log) {
     return;
   }
   publish_pool_metrics();
-  g_timer = ngx_event_t{};
-  g_timer.handler = on_timer;
-  g_timer.log = log;
-  g_timer.cancelable = 1;  // never keeps an old worker alive
-  ngx_add_timer(&g_timer, 1000);
+  start_worker_timer(g_timer, on_timer, log, 1000);
 }
 
 void publish_pool_metrics() {
@@ -54,7 +51,7 @@ void publish_pool_metrics() {
 }
 
 void stop_pool_metrics() {
-  if (g_timer.timer_set) ngx_del_timer(&g_timer);
+  stop_worker_timer(g_timer);
   if (g_slot == nullptr) return;
   metrics::release(*g_slot, g_base, figures());
   g_slot = nullptr;
