@@ -7,6 +7,7 @@
 
 #include "ledger/errors.hpp"
 #include "lua-free-config/nginx.hpp"
+#include "modules/common/request_id.hpp"
 
 namespace mr::ngx {
 
@@ -22,11 +23,6 @@ std::optional<std::string_view> header_in(ngx_http_request_t* r, std::string_vie
 
 // Adds a response header; false when out of memory.
 bool add_header_out(ngx_http_request_t* r, std::string_view name, std::string_view value);
-
-// nginx's $request_id for this request (32 hex characters, stable across
-// internal redirects to error pages). Call init_request_id() at config time.
-ngx_int_t init_request_id(ngx_conf_t* cf);
-std::string_view request_id(ngx_http_request_t* r);
 
 // Path exactly as on the request line, without the query string.
 std::string_view raw_path(ngx_http_request_t* r);
