@@ -59,17 +59,25 @@ export MR_RATE_LIMIT=1000000r/s MR_RATE_BURST=1000000
 # The full run keeps PostgreSQL's durable defaults (fsync, synchronous commit).
 [ $smoke = 1 ] && export MR_PG_OPTS="-c fsync=off -c synchronous_commit=off -c full_page_writes=off"
 
-# The bench-only server: nginx's own `return 200` (the floor) and a trivial
-# content handler (the ops listener's static /healthz) behind mr_auth, both
-# with the partner server's request id and access log.
+# The bench-only server: the floor is plain nginx, `return 200` with a
+# plain access log; the edge location is configured as the partner API
+# (request ids, the mr_json log) with the ops listener's static /healthz as
+# a trivial content handler behind mr_auth. Both logs buffered as shipped.
+log_opts=${MR_BENCH_LOG_OPTS- buffer=64k flush=1s}
 mkdir -p "$dir/nginx/conf.d"
 cat > "$dir/nginx/conf.d/bench.conf" <<CONF
 server {
     listen 127.0.0.1:$bench_port;
-    mr_request_id on;
-    access_log logs/bench-access.log mr_json${MR_BENCH_LOG_OPTS- buffer=64k flush=1s};
-    location = /floor { return 200 '{"ok":true,"data":{"status":"ok"}}'; }
-    location = /healthz { mr_auth on; mr_ops; }
+    location = /floor {
+        access_log logs/floor-access.log combined$log_opts;
+        return 200 '{"ok":true,"data":{"status":"ok"}}';
+    }
+    location = /healthz {
+        mr_request_id on;
+        access_log logs/bench-access.log mr_json$log_opts;
+        mr_auth on;
+        mr_ops;
+    }
 }
 CONF
 "$repo/tools/stack.sh" up "$dir" >/dev/null
