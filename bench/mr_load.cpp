@@ -7,7 +7,8 @@
 // timeout is a failed request, printed, never dropped.
 //
 //   mr_load --url http://127.0.0.1:PORT --conns N --seconds S [--threads T]
-//           [--expect STATUS] (fixed request or --settle)
+//           [--expect STATUS] [--min-ok N] (fixed request or --settle)
+//   --min-ok: go on past S seconds until N answers came (at most 30 s more)
 //   fixed:  --method M --path P [--body B] [--key ID --secret S [--bad-signature]]
 //           [--idem KEY] [--header "Name: value"]...   one request, signed once at the start
 //   settle: --key ID --secret S --settle PARTNER_REF --member-prefix P
@@ -43,10 +44,15 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// Answers as expected so far, over all threads: --min-ok runs past the end
+// until this many came (a slow line still yields a rate), at most 30 s more.
+std::atomic<long> g_ok{0};
+
 struct Options {
   std::string host = "127.0.0.1";
   int port = 0;
   int conns = 8, threads = 1, expect = 200;
+  long min_ok = 0;
   double seconds = 5;
   std::string method = "GET", path = "/", body, key, secret, idem, settle_ref, member_prefix;
   mr::HeaderList headers;  // --header "Name: value", added as given
@@ -196,7 +202,12 @@ void run_thread(const Options& o, int first_conn, int nconns, const RequestMaker
   }
   std::vector<epoll_event> events(static_cast<std::size_t>(nconns));
   char buf[65536];
-  while (Clock::now() < end) {
+  const auto hard_end = end + std::chrono::seconds(30);
+  auto running = [&] {
+    const auto now = Clock::now();
+    return now < end || (now < hard_end && g_ok.load(std::memory_order_relaxed) < o.min_ok);
+  };
+  while (running()) {
     if (!failed_conns.empty()) {
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
       auto retry = std::move(failed_conns);
@@ -240,6 +251,7 @@ void run_thread(const Options& o, int first_conn, int nconns, const RequestMaker
         res.statuses[status]++;
         if (status == o.expect) {
           res.ok++;
+          g_ok.fetch_add(1, std::memory_order_relaxed);
         } else {
           res.failed++;
           if (res.first_failure.empty()) res.first_failure = c.in.substr(0, 400);
@@ -248,7 +260,7 @@ void run_thread(const Options& o, int first_conn, int nconns, const RequestMaker
           close(c.fd);
           c.fd = -1;
         }
-        if (Clock::now() < end && !start_request(c)) fail(c, "connect failed");
+        if (running() && !start_request(c)) fail(c, "connect failed");
       }
     }
   }
@@ -291,6 +303,7 @@ int main(int argc, char** argv) {
     else if (a == "--threads") o.threads = std::stoi(next());
     else if (a == "--seconds") o.seconds = std::stod(next());
     else if (a == "--expect") o.expect = std::stoi(next());
+    else if (a == "--min-ok") o.min_ok = std::stol(next());
     else if (a == "--method") o.method = next();
     else if (a == "--path") o.path = next();
     else if (a == "--body") o.body = next();

@@ -137,7 +137,8 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else
 http() {
   local name=$1 out cpu0 cpu1; shift
   cpu0=$(worker_cpu_ns)
-  out=$("$load" --seconds "${run_secs:-$secs}" "$@" 2>"$dir/load.err") || true
+  # At least 20 answers a line, however slow: a rate, never a zero by chance.
+  out=$("$load" --seconds "${run_secs:-$secs}" --min-ok 20 "$@" 2>"$dir/load.err") || true
   cpu1=$(worker_cpu_ns)
   rate=$(field rate "$out") p50=$(field p50_ms "$out") p99=$(field p99_ms "$out") failed=$(field failed "$out")
   cpu_us=$(awk -v a="$cpu0" -v b="$cpu1" -v n="$(field requests "$out")" 'BEGIN { printf "%.1f", (n > 0 ? (b - a) / 1000 / n : 0) }')
