@@ -173,7 +173,7 @@ ngx_int_t access_handler(ngx_http_request_t* r) {
   ctx->in_handler = true;
   ctx->call = g_redis->command(
       {"SET", ctx->key, idem::pending_record(ctx->fingerprint), "NX", "GET", "PX", ms(mcf->lock_ttl)},
-      [ctx](const redisReply* reply) { on_claim_reply(ctx, reply); });
+      [ctx](const redisReply* reply) { on_claim_reply(ctx, reply); }, mr::redis::Client::Flush::batched);
   ctx->in_handler = false;
   if (ctx->status != NGX_DONE || ctx->call == nullptr) return ctx->status;  // answered at once
   r->main->count++;
