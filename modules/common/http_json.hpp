@@ -21,6 +21,16 @@ ngx_str_t pool_string(ngx_pool_t* pool, std::string_view s);
 // First request header with this name (case-insensitive), if any.
 std::optional<std::string_view> header_in(ngx_http_request_t* r, std::string_view name);
 
+// Fills a variable's value (found, valid) with `len` bytes at `data`,
+// which must outlive the request.
+inline void set_variable(ngx_http_variable_value_t* v, u_char* data, size_t len, bool cacheable) {
+  v->data = data;
+  v->len = len;
+  v->valid = 1;
+  v->no_cacheable = cacheable ? 0 : 1;
+  v->not_found = 0;
+}
+
 // Adds a response header; false when out of memory.
 bool add_header_out(ngx_http_request_t* r, std::string_view name, std::string_view value);
 

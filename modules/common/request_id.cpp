@@ -4,6 +4,8 @@
 
 #include <cstdint>
 
+#include "modules/common/http_json.hpp"
+
 namespace mr::ngx {
 namespace {
 
@@ -40,11 +42,7 @@ ngx_int_t generate_request_id(ngx_http_request_t* r, ngx_http_variable_value_t* 
   if (id == nullptr) return NGX_ERROR;
   ngx_memcpy(id, g_ids.prefix_hex, 16);
   ngx_sprintf(id + 16, "%016uxL", static_cast<uint64_t>(++g_ids.counter));
-  v->data = id;
-  v->len = 32;
-  v->valid = 1;
-  v->no_cacheable = 0;
-  v->not_found = 0;
+  set_variable(v, id, 32, true);
   return NGX_OK;
 }
 

@@ -215,11 +215,7 @@ ngx_int_t body_filter(ngx_http_request_t* r, ngx_chain_t* in) {
 ngx_int_t get_outcome(ngx_http_request_t* r, ngx_http_variable_value_t* v, uintptr_t) {
   Ctx* ctx = get_ctx(r);
   const std::string_view s = ctx ? ctx->outcome : std::string_view("none");
-  v->data = reinterpret_cast<u_char*>(const_cast<char*>(s.data()));
-  v->len = s.size();
-  v->valid = 1;
-  v->no_cacheable = 1;
-  v->not_found = 0;
+  mr::ngx::set_variable(v, reinterpret_cast<u_char*>(const_cast<char*>(s.data())), s.size(), false);
   return NGX_OK;
 }
 
