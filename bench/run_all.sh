@@ -100,13 +100,17 @@ q -c "INSERT INTO members (club_id, external_id, first_name, last_name, email)
       SELECT $club, 'pgb-' || c || '-' || m, 'B', 'M', 'b@x' FROM generate_series(0, 31) c, generate_series(1, 16) m"
 q -v club="$club" -v member=small -v n=10 -f "$repo/bench/seed_history.sql" >/dev/null
 
+workers() {  # pids of the nginx master's children (no procps needed)
+  local master
+  master=$(cat "$dir/nginx/logs/nginx.pid" 2>/dev/null) || return 0
+  cat "/proc/$master/task/$master/children" 2>/dev/null || true
+}
 # The largest RSS of any nginx worker, sampled every 0.2 s for the whole run.
 rss_file=$dir/rss_max_kb; echo 0 > "$rss_file"
 (
-  master=$(cat "$dir/nginx/logs/nginx.pid")
   max=0
   while sleep 0.2; do
-    for p in $(pgrep -P "$master" 2>/dev/null); do
+    for p in $(workers); do
       kb=$(awk '/^VmRSS:/ { print $2 }' "/proc/$p/status" 2>/dev/null || echo 0)
       [ "${kb:-0}" -gt "$max" ] && { max=$kb; echo "$max" > "$rss_file"; }
     done
@@ -117,9 +121,8 @@ sampler=$!
 # --- measuring ----------------------------------------------------------
 tick_ns=$((1000000000 / $(getconf CLK_TCK)))
 worker_cpu_ns() {  # CPU time (user + system) of all nginx workers so far, ns
-  local master total=0 p
-  master=$(cat "$dir/nginx/logs/nginx.pid")
-  for p in $(pgrep -P "$master"); do
+  local total=0 p
+  for p in $(workers); do
     # Fields 14 and 15 of stat, counted after the ")" that ends the name.
     total=$((total + $(sed 's/.*) //' "/proc/$p/stat" 2>/dev/null | awk '{ print $12 + $13 }' || echo 0)))
   done
