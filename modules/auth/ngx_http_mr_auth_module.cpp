@@ -149,9 +149,8 @@ ngx_int_t get_variable(ngx_http_request_t* r, ngx_http_variable_value_t* v, uint
   std::string_view value;
   char club_id_text[NGX_INT64_LEN + 1];
   const auto field = static_cast<VarField>(data);
-  if (field == VarField::request_id) {
-    value = mr::ngx::request_id(r);
-  } else if (const mr::KeyEntry* key = request_key(r); key != nullptr) {
+  if (field == VarField::request_id) return mr::ngx::generate_request_id(r, v);
+  if (const mr::KeyEntry* key = request_key(r); key != nullptr) {
     if (field == VarField::key_id) value = key->key_id;
     if (field == VarField::partner_ref) value = key->partner_ref;
     if (field == VarField::club_id) {

@@ -7,9 +7,6 @@
 #include "modules/common/traceparent.hpp"
 
 namespace mr::ngx {
-namespace {
-ngx_int_t g_request_id_index = NGX_ERROR;
-}
 
 ngx_str_t pool_string(ngx_pool_t* pool, std::string_view s) {
   ngx_str_t out{0, nullptr};
@@ -42,20 +39,6 @@ bool add_header_out(ngx_http_request_t* r, std::string_view name, std::string_vi
   h->key = pool_string(r->pool, name);
   h->value = pool_string(r->pool, value);
   return h->key.data != nullptr && h->value.data != nullptr;
-}
-
-ngx_int_t init_request_id(ngx_conf_t* cf) {
-  ngx_str_t name = ngx_string("request_id");
-  g_request_id_index = ngx_http_get_variable_index(cf, &name);
-  if (g_request_id_index == NGX_ERROR) return NGX_ERROR;
-  return init_outcome_variables(cf);
-}
-
-std::string_view request_id(ngx_http_request_t* r) {
-  if (g_request_id_index == NGX_ERROR) return {};
-  ngx_http_variable_value_t* v = ngx_http_get_indexed_variable(r, g_request_id_index);
-  if (v == nullptr || v->not_found) return {};
-  return {reinterpret_cast<const char*>(v->data), v->len};
 }
 
 std::string_view raw_path(ngx_http_request_t* r) {

@@ -7,6 +7,7 @@
 
 #include "ledger/errors.hpp"
 #include "lua-free-config/nginx.hpp"
+#include "modules/common/request_id.hpp"
 
 namespace mr::ngx {
 
@@ -20,14 +21,18 @@ ngx_str_t pool_string(ngx_pool_t* pool, std::string_view s);
 // First request header with this name (case-insensitive), if any.
 std::optional<std::string_view> header_in(ngx_http_request_t* r, std::string_view name);
 
+// Fills a variable's value (found, valid) with `len` bytes at `data`,
+// which must outlive the request.
+inline void set_variable(ngx_http_variable_value_t* v, u_char* data, size_t len, bool cacheable) {
+  v->data = data;
+  v->len = len;
+  v->valid = 1;
+  v->no_cacheable = cacheable ? 0 : 1;
+  v->not_found = 0;
+}
+
 // Adds a response header; false when out of memory.
 bool add_header_out(ngx_http_request_t* r, std::string_view name, std::string_view value);
-
-// nginx's $request_id for this request (32 hex characters, stable across
-// internal redirects to error pages). Call init_request_id() at config time
-// (it also finds $mr_route_name and $mr_error_code, see node_metrics.hpp).
-ngx_int_t init_request_id(ngx_conf_t* cf);
-std::string_view request_id(ngx_http_request_t* r);
 
 // The request's W3C traceparent header when it is valid (first 55
 // characters), else nullopt: an invalid one is ignored.

@@ -37,6 +37,7 @@ void del_read(void* p) {
 }
 void add_write(void* p) {
   auto* a = static_cast<Adapter*>(p);
+  if (auto* client = static_cast<Client*>(a->ac->data); client != nullptr && client->defer_write()) return;
   if (!a->c->write->active) ngx_add_event(a->c->write, NGX_WRITE_EVENT, 0);
 }
 void del_write(void* p) {
@@ -91,11 +92,31 @@ Client::Client(Settings settings, ngx_log_t* log) : settings_(std::move(settings
     self->drop();
     self->retry_at_ = ngx_current_msec + 1000;
   };
+  flush_event_.data = this;
+  flush_event_.log = log;
+  flush_event_.handler = [](ngx_event_t* ev) {
+    auto* self = static_cast<Client*>(ev->data);
+    if (self->ac_ == nullptr || !self->connected_) return;
+    self->writing_ = true;
+    redisAsyncHandleWrite(self->ac_);  // may disconnect: nothing of ac_ after it
+    self->writing_ = false;
+  };
 }
 
 Client::~Client() {
   if (connect_timer_.timer_set) ngx_del_timer(&connect_timer_);
+  if (flush_event_.posted) {
+    ngx_delete_posted_event(&flush_event_);
+  }
   drop();
+}
+
+bool Client::defer_write() {
+  if (ac_ == nullptr || !connected_ || writing_) return false;
+  if (!flush_event_.posted) {
+    ngx_post_event(&flush_event_, &ngx_posted_events);
+  }
+  return true;
 }
 
 bool Client::ensure_connected() {
@@ -173,7 +194,7 @@ void Client::on_timeout(Call* call) {
 }
 
 Call* Client::command(const std::vector<std::string_view>& argv,
-                      std::function<void(const redisReply*)> done) {
+                      std::function<void(const redisReply*)> done, Flush flush) {
   if (!ensure_connected()) {
     count(mr::metrics::RedisError::no_reply);
     done(nullptr);
@@ -202,10 +223,16 @@ Call* Client::command(const std::vector<std::string_view>& argv,
   }
   call.release();  // owned by hiredis until reply_cb
   ngx_add_timer(&handle->timer, settings_.command_timeout);
-  // Write now rather than on the next loop iteration: a command issued
-  // just before an HTTP response (the stored idempotent answer) then
-  // reaches Redis before the client can send its retry.
-  if (connected_ && !(ac_->c.flags & REDIS_IN_CALLBACK)) redisAsyncHandleWrite(ac_);
+  // Flush::now writes before returning: a command issued just before an
+  // HTTP response (the stored idempotent answer) then reaches Redis before
+  // the client can send its retry. Otherwise (and inside a hiredis callback,
+  // where hiredis cannot write) the posted flush writes at the end of this
+  // loop iteration, before nginx waits for events again.
+  if (flush == Flush::now && connected_ && !(ac_->c.flags & REDIS_IN_CALLBACK)) {
+    writing_ = true;
+    redisAsyncHandleWrite(ac_);
+    writing_ = false;
+  }
   return handle;
 }
 

@@ -185,7 +185,7 @@ ngx_int_t access_handler(ngx_http_request_t* r) {
   ctx->in_handler = true;
   ctx->call = g_redis->command(
       {"SET", ctx->key, idem::pending_record(ctx->fingerprint), "NX", "GET", "PX", ms(mcf->lock_ttl)},
-      [ctx](const redisReply* reply) { on_claim_reply(ctx, reply); });
+      [ctx](const redisReply* reply) { on_claim_reply(ctx, reply); }, mr::redis::Client::Flush::batched);
   ctx->in_handler = false;
   if (ctx->status != NGX_DONE || ctx->call == nullptr) return ctx->status;  // answered at once
   r->main->count++;
@@ -227,11 +227,7 @@ ngx_int_t body_filter(ngx_http_request_t* r, ngx_chain_t* in) {
 ngx_int_t get_outcome(ngx_http_request_t* r, ngx_http_variable_value_t* v, uintptr_t) {
   Ctx* ctx = get_ctx(r);
   const std::string_view s = ctx ? ctx->outcome : std::string_view("none");
-  v->data = reinterpret_cast<u_char*>(const_cast<char*>(s.data()));
-  v->len = s.size();
-  v->valid = 1;
-  v->no_cacheable = 1;
-  v->not_found = 0;
+  mr::ngx::set_variable(v, reinterpret_cast<u_char*>(const_cast<char*>(s.data())), s.size(), false);
   return NGX_OK;
 }
 

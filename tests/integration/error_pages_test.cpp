@@ -1,4 +1,5 @@
 // nginx's own errors are JSON too, on every path of the server (contract 1).
+#include <set>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,28 @@ Test(error_pages, outside_api_is_not_found) {
   EXPECT_ERROR(c.send("GET", "/index.html", "", {}), 404, "not_found");
   EXPECT_ERROR(c.send("POST", "/anything", "{}", {{"Content-Type", "application/json"}}), 404,
                "not_found");
+}
+
+// Request ids are a random prefix per worker process plus that worker's
+// counter (modules/common/request_id.hpp), not 16 fresh random bytes each:
+// 200 answers over 8 connections carry 200 distinct ids of 32 lowercase hex
+// digits under at most a few prefixes (2 workers; a reload may add some).
+Test(error_pages, request_ids_unique_per_worker_prefix_and_counter) {
+  std::set<std::string> ids, prefixes;
+  for (int conn = 0; conn < 8; ++conn) {
+    auto c = client("A");
+    for (int i = 0; i < 25; ++i) {
+      auto r = c.send("GET", "/nothing-here", "", {});
+      EXPECT_ERROR(r, 404, "not_found");
+      const std::string id = mr::test::header(r, "x-request-id");
+      cr_expect_eq(id.size(), 32u, "id %s", id.c_str());
+      cr_expect(id.find_first_not_of("0123456789abcdef") == std::string::npos, "id %s", id.c_str());
+      ids.insert(id);
+      prefixes.insert(id.substr(0, 16));
+    }
+  }
+  cr_expect_eq(ids.size(), 200u, "request ids repeat");
+  cr_expect(prefixes.size() <= 4, "%zu prefixes: ids are not prefix + counter", prefixes.size());
 }
 
 Test(error_pages, unsigned_api_request_meets_auth) {

@@ -1,0 +1,309 @@
+#!/usr/bin/env bash
+# bench/run_all.sh [--smoke] [--only LINES]
+# Every benchmark of the hot paths in one go, on a stack of its own (free
+# random loopback ports, a folder under the build dir; never the run
+# command's ports), each rate next to a floor measured in the same run on
+# the same machine, printed as one table:
+#   edge      signed POST through mr_auth to a trivial handler (valid, and a
+#             wrong signature: 401) and a replay answered by mr_idempotency
+#             from Redis, vs nginx's own `return 200` on the same nginx
+#   balance   signed GET balance vs pgbench's prepared PK select of the member
+#             row and vs pgbench SELECT mr_balance(...), 32 clients each
+#   history   first and oldest page of /points and /transactions for a member
+#             with 1,000,000 entries vs one with 10; /metrics, /readyz and
+#             mrctl audit on the big books vs the small ones
+#   settle    settled POSTs for many members of one club, 8 and 32 clients,
+#             vs pgbench's per-transaction award at the same concurrency
+# and the largest nginx worker RSS seen under all of it.
+# --smoke: about a second a line and 20,000 history entries, to catch a
+# broken benchmark (ctest bench_smoke checks that every line ran and no
+# request failed; it asserts no speed). --only: a comma-separated subset of
+# edge,balance,history,settle. Run as root after tools/build.sh. Exits 1 if
+# any request failed or a line produced no rate.
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/.." && pwd)
+smoke=0 only=edge,balance,history,settle
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --smoke) smoke=1 ;;
+    --only) only=$2; shift ;;
+    *) echo "usage: $0 [--smoke] [--only edge,balance,history,settle]" >&2; exit 2 ;;
+  esac
+  shift
+done
+wants() { [[ ",$only," == *",$1,"* ]]; }
+export MR_BUILD_DIR=${MR_BUILD_DIR:-$repo/build}
+load=$MR_BUILD_DIR/bench/mr_load
+[ -x "$load" ] || { echo "run tools/build.sh first ($load missing)" >&2; exit 1; }
+if [ $smoke = 1 ]; then secs=1 big=20000 min_ok=5; else secs=${MR_BENCH_SECONDS:-10} big=1000000 min_ok=20; fi
+
+free_port() {  # below the ephemeral range, not answering on loopback
+  local p
+  while :; do
+    p=$(( RANDOM % 12000 + 20000 ))
+    (exec 3<>/dev/tcp/127.0.0.1/$p) 2>/dev/null || { echo "$p"; return; }
+  done
+}
+dir=$(mktemp -d "$MR_BUILD_DIR/bench-stack.XXXX"); chmod 755 "$dir"  # PostgreSQL runs as postgres
+sampler=
+cleanup() {
+  [ -n "$sampler" ] && kill "$sampler" 2>/dev/null || true
+  "$repo/tools/stack.sh" down "$dir" >/dev/null 2>&1 || true
+  rm -rf "$dir"
+}
+trap cleanup EXIT
+export MR_PORT=$(free_port) MR_PG_PORT=$(free_port) MR_REDIS_PORT=$(free_port) MR_OPS_PORT=$(free_port)
+bench_port=$(free_port)
+export MR_RATE_LIMIT=1000000r/s MR_RATE_BURST=1000000
+# Smoke runs check that each line works, not how fast: no fsync there.
+# The full run keeps PostgreSQL's durable defaults (fsync, synchronous commit).
+[ $smoke = 1 ] && export MR_PG_OPTS="-c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+
+# The bench-only server: the floor is plain nginx, `return 200` with a
+# plain access log; the edge location is configured as the partner API
+# (request ids, the mr_json log) with the ops listener's static /healthz as
+# a trivial content handler behind mr_auth. Both logs buffered as shipped.
+log_opts=${MR_BENCH_LOG_OPTS- buffer=64k flush=1s}
+mkdir -p "$dir/nginx/conf.d"
+cat > "$dir/nginx/conf.d/bench.conf" <<CONF
+server {
+    listen 127.0.0.1:$bench_port;
+    location = /floor {
+        access_log logs/floor-access.log combined$log_opts;
+        return 200 '{"ok":true,"data":{"status":"ok"}}';
+    }
+    location = /healthz {
+        mr_request_id on;
+        access_log logs/bench-access.log mr_json$log_opts;
+        mr_auth on;
+        mr_ops;
+    }
+}
+CONF
+"$repo/tools/stack.sh" up "$dir" >/dev/null
+source "$dir/stack.env"
+export MR_DSN MR_MASTER_KEY_FILE
+api=$MR_BASE_URL edge=http://127.0.0.1:$bench_port ops=$MR_OPS_URL
+token=$(cat "$MR_OPS_TOKEN_FILE")
+q() { psql -XAtq -v ON_ERROR_STOP=1 "$MR_DSN" "$@"; }
+"$MR_MRCTL" club create --ref bench --name Bench --earn-rate-bp 100 --redemption-rate-minor 1 \
+  --payout-currency GBP --currencies GBP >/dev/null
+"$MR_MRCTL" pool topup --ref bench --points 1000000000000 >/dev/null
+keyjson=$("$MR_MRCTL" key issue --ref bench --env sandbox)
+"$repo/tools/stack.sh" reload "$dir"
+kid=$(sed -n 's/.*"keyId":"\([^"]*\)".*/\1/p' <<<"$keyjson")
+secret=$(sed -n 's/.*"secret":"\([^"]*\)".*/\1/p' <<<"$keyjson")
+club=$(q -c "SELECT club_id FROM clubs WHERE partner_ref = 'bench'")
+# Members pgb-<client>-<1..16>: client c of mr_load and of pgbench (which
+# numbers its clients from 0) use the same 16 members.
+q -c "INSERT INTO members (club_id, external_id, first_name, last_name, email)
+      SELECT $club, 'pgb-' || c || '-' || m, 'B', 'M', 'b@x' FROM generate_series(0, 31) c, generate_series(1, 16) m"
+q -v club="$club" -v member=small -v n=10 -f "$repo/bench/seed_history.sql" >/dev/null
+
+workers() {  # pids of the nginx master's children (no procps needed)
+  local master
+  master=$(cat "$dir/nginx/logs/nginx.pid" 2>/dev/null) || return 0
+  cat "/proc/$master/task/$master/children" 2>/dev/null || true
+}
+# The largest RSS of any nginx worker, sampled every 0.2 s for the whole run.
+rss_file=$dir/rss_max_kb; echo 0 > "$rss_file"
+(
+  max=0
+  while sleep 0.2; do
+    for p in $(workers); do
+      kb=$(awk '/^VmRSS:/ { print $2 }' "/proc/$p/status" 2>/dev/null || echo 0)
+      [ "${kb:-0}" -gt "$max" ] && { max=$kb; echo "$max" > "$rss_file"; }
+    done
+  done
+) &
+sampler=$!
+
+# --- measuring ----------------------------------------------------------
+tick_ns=$((1000000000 / $(getconf CLK_TCK)))
+worker_cpu_ns() {  # CPU time (user + system) of all nginx workers so far, ns
+  local total=0 p
+  for p in $(workers); do
+    # Fields 14 and 15 of stat, counted after the ")" that ends the name.
+    total=$((total + $(sed 's/.*) //' "/proc/$p/stat" 2>/dev/null | awk '{ print $12 + $13 }' || echo 0)))
+  done
+  echo $((total * tick_ns))
+}
+failures=0
+rows=()
+# row line rate p50 p99 failed nginx-µs/req ratio target
+row() { rows+=("$(printf '| %s | %s | %s | %s | %s | %s | %s | %s |' "$@")"); }
+field() { sed -n "s/.*\b$1=\([^ ]*\).*/\1/p" <<<"$2"; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
+# http NAME ARGS...: one mr_load run; sets rate, p50, p99, failed.
+# cpu_us: nginx workers' CPU time per answered request (/proc/<pid>/stat),
+# steadier than rates on a shared machine. run_secs overrides $secs.
+http() {
+  local name=$1 out cpu0 cpu1; shift
+  cpu0=$(worker_cpu_ns)
+  # A few answers a line however slow (5 in smoke runs, 20 in full ones):
+  # a rate, never a zero by chance.
+  out=$("$load" --seconds "${run_secs:-$secs}" --min-ok "$min_ok" "$@" 2>"$dir/load.err") || true
+  cpu1=$(worker_cpu_ns)
+  rate=$(field rate "$out") p50=$(field p50_ms "$out") p99=$(field p99_ms "$out") failed=$(field failed "$out")
+  cpu_us=$(awk -v a="$cpu0" -v b="$cpu1" -v n="$(field requests "$out")" 'BEGIN { printf "%.1f", (n > 0 ? (b - a) / 1000 / n : 0) }')
+  if [ -z "$rate" ] || [ "${failed:-1}" != 0 ] || [ "$(awk -v r="$rate" 'BEGIN { print (r > 0) }')" != 1 ]; then
+    echo "FAILED: $name: ${out:-no output} $(cat "$dir/load.err")" >&2
+    failures=$((failures + 1)) rate=${rate:-0} failed=${failed:-?}
+  fi
+  echo "  $name: $out" >&2
+}
+# pg NAME CLIENTS SCRIPT [pgbench args]: one pgbench run; sets rate, p50 (average latency).
+pg() {
+  local name=$1 clients=$2 script=$3 out; shift 3
+  out=$(pgbench -n -M prepared -h 127.0.0.1 -p "$MR_PG_PORT" -U postgres -c "$clients" -j 2 -T "$secs" \
+          -f "$repo/bench/$script" "$@" mr 2>&1) || true
+  rate=$(sed -n 's/^tps = \([0-9.]*\).*/\1/p' <<<"$out" | head -1)
+  rate=${rate:+$(printf '%.1f' "$rate")}
+  p50=$(sed -n 's/^latency average = \([0-9.]*\) ms/\1/p' <<<"$out") p99=- failed=$(sed -n 's/^number of failed transactions: \([0-9]*\).*/\1/p' <<<"$out")
+  if [ -z "$rate" ] || ! grep -q '^number of transactions actually processed' <<<"$out" || [ "${failed:-0}" != 0 ]; then
+    echo "FAILED: $name: $out" >&2
+    failures=$((failures + 1)) rate=${rate:-0}
+  fi
+  failed=${failed:-0}
+  echo "  $name: tps=$rate latency_avg_ms=$p50" >&2
+}
+# timed NAME COMMAND...: wall seconds of one run; sets secs_taken.
+timed() {
+  local name=$1 start; shift
+  start=$(date +%s.%N)
+  if ! "$@" >/dev/null 2>"$dir/timed.err"; then
+    echo "FAILED: $name: $(head -5 "$dir/timed.err")" >&2
+    failures=$((failures + 1))
+  fi
+  secs_taken=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "%.3f", e - s }')
+  echo "  $name: ${secs_taken}s" >&2
+}
+
+body='{"partnerRef":"bench","eventId":"e-edge","occurredAt":"2026-11-20T10:00:00Z","member":{"externalMemberId":"pgb-0-1"},"transaction":{"externalTransactionId":"edge-1","merchantId":"m1","merchantName":"Bench Shop","amountMinor":1000,"currency":"GBP","settledAt":"2026-11-20T10:00:00Z"}}'
+signed=(--key "$kid" --secret "$secret")
+bearer=(--header "Authorization: Bearer $token")
+
+if wants edge; then
+  # The floor and the three edge lines take turns, a slice each per round,
+  # so a change in the machine's other load hits all of them alike.
+  rounds=$([ $smoke = 1 ] && echo 1 || echo "${MR_BENCH_ROUNDS:-5}")
+  echo "edge (32 connections, $rounds rounds)" >&2
+  replay=(--url "$api" --method POST --path /api/v1/transactions/settled --body "$body" "${signed[@]}" --idem edge-replay)
+  # The first request settles and is kept; every later one is a replay.
+  "$load" --seconds 0.3 --conns 1 "${replay[@]}" >/dev/null
+  declare -A e_rate e_p50 e_p99 e_failed e_cpu
+  for ((round = 1; round <= rounds; round++)); do
+    for case in floor valid bad replay; do
+      case $case in
+        floor) args=(--url "$edge" --method POST --path /floor --body "$body") ;;
+        # mr_auth wants an idempotency key on every POST; no mr_idempotency here.
+        valid) args=(--url "$edge" --method POST --path /healthz --body "$body" "${signed[@]}" --idem e1) ;;
+        bad) args=(--url "$edge" --method POST --path /healthz --body "$body" "${signed[@]}" --idem e1
+                   --bad-signature --expect 401) ;;
+        replay) args=("${replay[@]}") ;;
+      esac
+      run_secs=$(awk -v s="$secs" -v r="$rounds" 'BEGIN { print s / r }') http "$case, round $round" --conns 32 --threads "${MR_BENCH_THREADS:-1}" "${args[@]}"
+      e_rate[$case]=$(awk -v a="${e_rate[$case]:-0}" -v b="$rate" -v r="$rounds" 'BEGIN { print a + b / r }')
+      e_p50[$case]=$(awk -v a="${e_p50[$case]:-0}" -v b="$p50" -v r="$rounds" 'BEGIN { print a + b / r }')
+      e_p99[$case]=$(awk -v a="${e_p99[$case]:-0}" -v b="$p99" 'BEGIN { print (b > a ? b : a) }')
+      e_cpu[$case]=$(awk -v a="${e_cpu[$case]:-0}" -v b="$cpu_us" -v r="$rounds" 'BEGIN { print a + b / r }')
+      e_failed[$case]=$(( ${e_failed[$case]:-0} + failed ))
+    done
+  done
+  edge_row() {  # case label target
+    row "$2" "$(printf '%.1f' "${e_rate[$1]}")" "$(printf '%.3f' "${e_p50[$1]}")" "${e_p99[$1]}" "${e_failed[$1]}" \
+        "$(printf '%.1f' "${e_cpu[$1]}")" "$([ "$1" = floor ] && echo 1.00 || echo "$(ratio "${e_rate[$1]}" "${e_rate[floor]}") of floor")" "$3"
+  }
+  edge_row floor "nginx \`return 200\` (floor)" -
+  edge_row valid "signed POST, mr_auth → trivial handler" "≥ 0.9"
+  edge_row bad "wrong signature, mr_auth → 401" "≥ 0.9"
+  edge_row replay "replay from Redis, mr_auth + mr_idempotency" "≥ 0.7"
+fi
+
+if wants balance; then
+  echo "balance (32 clients)" >&2
+  member_id=$(q -c "SELECT member_id FROM members WHERE club_id = $club AND external_id = 'small'")
+  pg "pgbench PK select" 32 pgbench_member_pk.sql -D member="$member_id"
+  pk=$rate; row "pgbench -M prepared PK select of the member row (floor)" "$rate" "$p50 (avg)" "-" "$failed" "-" "1.00" "-"
+  pg "pgbench mr_balance" 32 pgbench_balance_fn.sql -D club="$club" -D member=small
+  row "pgbench -M prepared SELECT mr_balance(...)" "$rate" "$p50 (avg)" "-" "$failed" "-" "$(ratio "$rate" "$pk") of PK select" "-"
+  http "GET balance" --url "$api" --conns 32 --method GET --path /api/v1/members/small/balance "${signed[@]}"
+  row "signed GET balance" "$rate" "$p50" "$p99" "$failed" "$cpu_us" "$(ratio "$rate" "$pk") of PK select" "≥ 0.7"
+fi
+
+if wants history; then
+  echo "history ($big entries vs 10, 8 connections)" >&2
+  page() {  # label path: the page for member small, then big; ratio big/small
+    local label=$1 path=$2 small_rate
+    http "$label, 10 entries" --url "$api" --conns 8 --method GET --path "${path//@M@/small}" "${signed[@]}"
+    small_rate=$rate
+    row "$label, member with 10 entries" "$rate" "$p50" "$p99" "$failed" "$cpu_us" "1.00" "-"
+    http "$label, $big entries" --url "$api" --conns 8 --method GET --path "${path//@M@/big}" "${signed[@]}"
+    row "$label, member with $big entries" "$rate" "$p50" "$p99" "$failed" "$cpu_us" "$(ratio "$rate" "$small_rate") of 10 entries" "≥ 0.5"
+  }
+  ops_line() {  # label path books [rate on the small books]
+    http "$1 ($3 books)" --url "$ops" --conns 1 --method GET --path "$2" "${bearer[@]}"
+    row "$1, $3 books (1 connection)" "$rate" "$p50" "$p99" "$failed" "$cpu_us" \
+        "$([ -n "${4:-}" ] && echo "$(ratio "$rate" "$4") of small" || echo 1.00)" "-"
+  }
+  ops_line "GET /metrics" /metrics small; metrics_small=$rate
+  ops_line "GET /readyz" /readyz small; readyz_small=$rate
+  timed "mrctl audit (small books)" "$MR_MRCTL" audit; audit_small=$secs_taken
+  start=$(date +%s)
+  q -v club="$club" -v member=big -v n="$big" -f "$repo/bench/seed_history.sql" >/dev/null
+  echo "  seeded $big entries in $(( $(date +%s) - start ))s" >&2
+  ops_line "GET /metrics" /metrics big "$metrics_small"
+  ops_line "GET /readyz" /readyz big "$readyz_small"
+  timed "mrctl audit (big books)" "$MR_MRCTL" audit
+  row "mrctl audit, small books" "-" "${audit_small}s" "-" "-" "-" "1.00" "-"
+  row "mrctl audit, $big-entry books" "-" "${secs_taken}s" "-" "-" "-" "$(ratio "$secs_taken" "$audit_small")× the time" "-"
+  # Oldest page: a cursor just above the 50 oldest entries.
+  big_id=$(q -c "SELECT member_id FROM members WHERE club_id = $club AND external_id = 'big'")
+  small_id=$(q -c "SELECT member_id FROM members WHERE club_id = $club AND external_id = 'small'")
+  oldest() { q -c "SELECT created_ms FROM ledger_entries WHERE member_id = $1 ORDER BY created_ms LIMIT 1 OFFSET 50"; }
+  # 10 entries have no 51st: their oldest page is the first.
+  small_cursor=$(oldest "$small_id"); big_cursor=$(oldest "$big_id")
+  [ -n "$small_cursor" ] || small_cursor=$(( $(q -c "SELECT max(created_ms) FROM ledger_entries WHERE member_id = $small_id") + 1 ))
+  for what in points transactions; do
+    page "GET /$what first page" "/api/v1/members/@M@/$what?limit=50"
+    http "GET /$what oldest page, 10 entries" --url "$api" --conns 8 --method GET \
+      --path "/api/v1/members/small/$what?limit=50&before=$small_cursor" "${signed[@]}"
+    small_rate=$rate
+    row "GET /$what oldest page, member with 10 entries" "$rate" "$p50" "$p99" "$failed" "$cpu_us" "1.00" "-"
+    http "GET /$what oldest page, $big entries" --url "$api" --conns 8 --method GET \
+      --path "/api/v1/members/big/$what?limit=50&before=$big_cursor" "${signed[@]}"
+    row "GET /$what oldest page, member with $big entries" "$rate" "$p50" "$p99" "$failed" "$cpu_us" "$(ratio "$rate" "$small_rate") of 10 entries" "≥ 0.5"
+  done
+fi
+
+if wants settle; then
+  for c in 8 32; do
+    echo "settle ($c clients)" >&2
+    pg "pgbench award, $c clients" "$c" pgbench_award_no_club.sql -D club="$club"
+    award=$rate
+    row "pgbench -M prepared per-transaction award, $c clients (floor)" "$rate" "$p50 (avg)" "-" "$failed" "-" "1.00" "-"
+    http "settled POST, $c connections" --url "$api" --conns "$c" --key "$kid" --secret "$secret" \
+      --settle bench --member-prefix pgb-
+    row "signed settled POST, $c connections" "$rate" "$p50" "$p99" "$failed" "$cpu_us" "$(ratio "$rate" "$award") of award" \
+      "$([ "$c" = 32 ] && echo "≥ 1.25" || echo -)"
+  done
+fi
+
+kill "$sampler" 2>/dev/null || true; sampler=
+rss_kb=$(cat "$rss_file")
+row "nginx worker RSS, max over workers and run" "$(awk -v k="$rss_kb" 'BEGIN { printf "%.1f MiB", k / 1024 }')" "-" "-" "-" "-" "-" "≤ 64 MiB"
+[ "$rss_kb" -gt 0 ] || { echo "FAILED: no nginx worker RSS sampled" >&2; failures=$((failures + 1)); }
+
+echo
+echo "$(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)," \
+     "$([ $smoke = 1 ] && echo "smoke: ${secs}s a line, NOT a measurement" || echo "${secs}s a line")"
+echo
+echo "| line | rate /s | p50 ms | p99 ms | failed | nginx CPU µs/req | ratio | target |"
+echo "| --- | --- | --- | --- | --- | --- | --- | --- |"
+printf '%s\n' "${rows[@]}"
+echo
+if [ "$failures" -gt 0 ]; then
+  echo "$failures line(s) FAILED (see above)"
+  exit 1
+fi
+echo "every line ran; no request failed"
