@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include <sys/stat.h>
+
 namespace mr::pg {
 
 // One libpq connection whose socket is an nginx connection. Read interest
@@ -56,7 +58,7 @@ class Connection {
 
   void close() {
     if (connect_timer_.timer_set) ngx_del_timer(&connect_timer_);
-    mr::ngx::unwatch_socket(c_);  // libpq owns and closes the socket
+    mr::ngx::unwatch_socket(c_, !socket_still_open());  // libpq owns and closes the socket
     if (pg_ != nullptr) {
       PQfinish(pg_);
       pg_ = nullptr;
@@ -77,13 +79,25 @@ class Connection {
     self->connect_failed();
   }
 
+  // libpq closes its socket by itself: when it moves on while connecting
+  // (the next host of a multi-host DSN, target_session_attrs refusing a
+  // standby, an SSL retry) and when the server goes away. A new socket often
+  // gets the old number back, so the number alone cannot tell: the inode can.
+  bool socket_still_open() const {
+    struct stat st {};
+    return c_ != nullptr && pg_ != nullptr && PQsocket(pg_) == c_->fd && fstat(c_->fd, &st) == 0 &&
+           st.st_ino == socket_ino_;
+  }
+
   bool wrap_socket() {
+    if (socket_still_open()) return true;
+    // The old socket (if any) is closed and out of epoll already.
+    mr::ngx::unwatch_socket(c_, true);
     const int fd = PQsocket(pg_);
-    if (fd < 0) return false;
-    if (c_ != nullptr && c_->fd == fd) return true;
-    // First socket, or libpq moved to another (another address, an SSL retry).
-    mr::ngx::unwatch_socket(c_);
+    struct stat st {};
+    if (fd < 0 || fstat(fd, &st) != 0) return false;
     c_ = mr::ngx::watch_socket(fd, pool_.log(), this, on_event);
+    socket_ino_ = st.st_ino;
     return c_ != nullptr;
   }
 
@@ -224,6 +238,7 @@ class Connection {
   Pool& pool_;
   PGconn* pg_ = nullptr;
   ngx_connection_t* c_ = nullptr;
+  ino_t socket_ino_ = 0;  // which socket c_ watches (see wrap_socket)
   State state_ = State::down;
   bool wants_write_ = false;
   ngx_msec_t retry_at_ = 0;
