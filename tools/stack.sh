@@ -24,8 +24,16 @@ cmd=${1:?up|down|reload|status} dir=${2:?stack dir}
 repo=$(cd "$(dirname "$0")/.." && pwd)
 build=${MR_BUILD_DIR:-$repo/build}
 mkdir -p "$dir"; dir=$(cd "$dir" && pwd)
-# Ports chosen at `up` are kept, so reload/down/status need no environment.
-[ -f "$dir/ports" ] && [ "$cmd" != up ] && source "$dir/ports"
+# Ports chosen at `up` are kept, so reload/down/status need no environment,
+# and `up` again (bringing back a stopped part) needs none either: there the
+# environment wins over what was kept.
+if [ -f "$dir/ports" ]; then
+  if [ "$cmd" = up ]; then
+    eval "$(sed -n "s/^\(MR_[A-Z_]*\)=\(.*\)$/: \"\${\1:=\2}\"/p" "$dir/ports")"
+  else
+    source "$dir/ports"
+  fi
+fi
 port=${MR_PORT:-8080} pg_port=${MR_PG_PORT:-15432} redis_port=${MR_REDIS_PORT:-16379}
 ops_port=${MR_OPS_PORT:-8081}
 standby_port=${MR_PG_STANDBY_PORT:-} node_of=${MR_NODE_OF:-}
