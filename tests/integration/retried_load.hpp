@@ -90,16 +90,18 @@ inline std::vector<Award> plan_awards(const std::vector<std::string>& members, i
 // Runs `awards` on `threads` threads, each with its own clients (one per
 // base URL, attempts alternate between them when there are several).
 // `acked` counts acknowledgements as they come; `event_happened` is read at
-// each acknowledgement to mark those that came before the fault.
+// each acknowledgement to mark those that came before the fault. Once
+// `stop` is set no award is started (those keep attempts == 0).
 inline void run_awards(std::vector<Award>& awards, int threads, const std::vector<std::string>& base_urls,
-                       std::atomic<int>& acked, const std::atomic<bool>& event_happened) {
+                       std::atomic<int>& acked, const std::atomic<bool>& event_happened,
+                       const std::atomic<bool>* stop = nullptr) {
   std::atomic<std::size_t> next{0};
   std::vector<std::thread> pool;
   for (int t = 0; t < threads; ++t) {
     pool.emplace_back([&, t] {
       std::vector<MrClient> clients;
       for (const auto& url : base_urls) clients.emplace_back(url, env("MR_KEY_A_ID"), env("MR_KEY_A_SECRET"));
-      for (std::size_t i; (i = next++) < awards.size();) {
+      for (std::size_t i; (stop == nullptr || !*stop) && (i = next++) < awards.size();) {
         Award& a = awards[i];
         apply_with_retries(a, [&](int attempt) -> MrClient& {
           return clients[(static_cast<std::size_t>(t) + static_cast<std::size_t>(attempt)) % clients.size()];
