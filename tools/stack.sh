@@ -16,6 +16,9 @@
 #   MR_PG_STANDBY_PORT []         also run a synchronous streaming standby (<dir>/pg-standby,
 #                                 made with pg_basebackup) on this port; the DSN then names
 #                                 both servers with target_session_attrs=read-write
+#   MR_PG_DSN []                  use this PostgreSQL (its database must exist: e.g. the
+#                                 Patroni cluster of tools/patroni-local.sh) instead of
+#                                 starting one; kept in <dir>/pg.dsn
 #   MR_NODE_OF []                 another stack's dir: run only nginx, on that stack's
 #                                 PostgreSQL, Redis, master key and ops token (a second node)
 # Writes <dir>/stack.env with the addresses, for scripts and tests to source.
@@ -51,6 +54,8 @@ else
   dsn="host=127.0.0.1 hostaddr=127.0.0.1 port=$pg_port"
 fi
 dsn="$dsn dbname=mr user=postgres gssencmode=disable sslmode=disable"
+[ "$cmd" = up ] && [ -n "${MR_PG_DSN:-}" ] && printf '%s\n' "$MR_PG_DSN" > "$dir/pg.dsn"
+[ -s "$dir/pg.dsn" ] && dsn=$(cat "$dir/pg.dsn")
 master_key=$dir/master.key ops_token=$dir/ops.token
 if [ -n "$node_of" ]; then
   # A second node: everything but nginx belongs to the other stack.
@@ -164,7 +169,7 @@ ENV
 case "$cmd" in
   up)
     if [ -z "$node_of" ]; then
-      pg_up
+      [ -s "$dir/pg.dsn" ] || pg_up
       redis_up
       [ -s "$master_key" ] || "$mrctl" master-key create --out "$master_key"
       [ -s "$ops_token" ] || (umask 077; head -c 24 /dev/urandom | base64 | tr '+/' '-_' > "$ops_token")
@@ -205,7 +210,11 @@ case "$cmd" in
     nginx_running && echo "nginx: running" || echo "nginx: stopped"
     [ -n "$node_of" ] && exit 0
     redis-cli -h 127.0.0.1 -p "$redis_port" ping >/dev/null 2>&1 && echo "redis: running" || echo "redis: stopped"
-    as_pg "$pgbin/pg_ctl" -D "$dir/pg/data" status >/dev/null 2>&1 && echo "postgres: running" || echo "postgres: stopped"
+    if [ -s "$dir/pg.dsn" ]; then
+      psql "$dsn" -XtAc "SELECT 1" >/dev/null 2>&1 && echo "postgres: reachable" || echo "postgres: unreachable"
+    else
+      as_pg "$pgbin/pg_ctl" -D "$dir/pg/data" status >/dev/null 2>&1 && echo "postgres: running" || echo "postgres: stopped"
+    fi
     if [ -n "$standby_port" ]; then
       as_pg "$pgbin/pg_ctl" -D "$dir/pg-standby/data" status >/dev/null 2>&1 && echo "standby: running" || echo "standby: stopped"
     fi
