@@ -20,7 +20,7 @@ void settle() { std::this_thread::sleep_for(std::chrono::milliseconds(400)); }
 
 Test(chaos, awards_survive_killed_workers_redis_postgres_and_reload, .timeout = 120) {
   const std::string dir = env("MR_STACK_DIR");
-  const std::string pg = "runuser -u postgres -- /usr/lib/postgresql/15/bin/pg_ctl -D '" + env("MR_PG_DATA") + "' ";
+  const std::string pg = pg_ctl(env("MR_PG_DATA"));
   const std::string redis = "redis-cli -h 127.0.0.1 -p " + env("MR_REDIS_PORT") + " ";
   // The newest worker: after a reload, one of the new generation.
   const std::string kill_worker = "kill -9 $(pgrep -n -P $(cat '" + dir + "/nginx/logs/nginx.pid'))";
@@ -28,7 +28,7 @@ Test(chaos, awards_survive_killed_workers_redis_postgres_and_reload, .timeout = 
   auto c = client("A");
   const auto members = onboard_members(c, "chaos", 6);
   const std::string prefix = unique("chaos");
-  auto awards = plan_awards(members, 400, prefix);
+  auto awards = plan_awards(members, 1000, prefix);  // more than the chaos lasts
   std::atomic<int> acked{0};
   std::atomic<bool> never{false}, stop{false};
   std::thread load([&] { run_awards(awards, 4, {env("MR_BASE_URL")}, acked, never, &stop); });
@@ -61,6 +61,6 @@ Test(chaos, awards_survive_killed_workers_redis_postgres_and_reload, .timeout = 
   }
   cr_expect_gt(started.size(), 0u);
   expect_each_applied_once(c, started, prefix);
-  const std::string faults = error_log_faults(dir);
+  const std::string faults = error_log_faults(dir, 0);  // a stack of its own
   cr_expect(faults.empty(), "nginx error log:\n%s", faults.c_str());
 }

@@ -41,8 +41,7 @@ Test(failover, promoted_standby_keeps_every_acknowledged_award, .timeout = 300) 
   // No host takes writes for a while: the old primary refuses connections,
   // the standby is read-only. Clients get 503 and retry.
   std::this_thread::sleep_for(std::chrono::seconds(1));
-  const int promote_rc = sh("runuser -u postgres -- /usr/lib/postgresql/15/bin/pg_ctl -D '" +
-                            env("MR_PG_STANDBY_DATA") + "' -w -t 60 promote >/dev/null");
+  const int promote_rc = sh(pg_ctl(env("MR_PG_STANDBY_DATA")) + "-w -t 60 promote >/dev/null");
   load.join();
 
   cr_assert_eq(kill_rc, 0, "kill -9 %s", postmaster.c_str());
@@ -73,7 +72,7 @@ Test(failover, promoted_standby_keeps_every_acknowledged_award, .timeout = 300) 
   }
 
   cr_expect_eq(nginx_pids(dir), pids_before, "nginx was restarted or a worker died");
-  const std::string faults = error_log_faults(dir);
+  const std::string faults = error_log_faults(dir, 0);  // a stack of its own
   cr_expect(faults.empty(), "nginx error log:\n%s", faults.c_str());
   // Every host is on loopback and answers or refuses at once: a connect that
   // timed out was one whose new socket the pool did not watch.

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "tests/integration/retried_load.hpp"
@@ -55,6 +56,7 @@ Test(two_nodes, reload_one_node_while_other_serves_loses_nothing) {
   auto awards = plan_awards(members, 40, prefix);
   const std::string node1 = env("MR_STACK_DIR"), node2 = env("MR_NODE2_STACK_DIR");
   const std::string node1_pids = nginx_pids(node1), node2_pids = nginx_pids(node2);
+  const std::size_t log1 = error_log(node1).size(), log2 = error_log(node2).size();
 
   std::atomic<int> acked{0};
   std::atomic<bool> reloaded{false};
@@ -73,8 +75,8 @@ Test(two_nodes, reload_one_node_while_other_serves_loses_nothing) {
   expect_each_applied_once(c, awards, prefix);
   cr_expect_eq(nginx_pids(node1), node1_pids, "node 1 was restarted or lost a worker");
   cr_expect_neq(nginx_pids(node2), node2_pids, "node 2 was not reloaded");
-  for (const auto& dir : {node1, node2}) {
-    const std::string faults = error_log_faults(dir);
+  for (const auto& [dir, from] : {std::pair{node1, log1}, std::pair{node2, log2}}) {
+    const std::string faults = error_log_faults(dir, from);
     cr_expect(faults.empty(), "%s error log:\n%s", dir.c_str(), faults.c_str());
   }
 }
