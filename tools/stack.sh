@@ -74,6 +74,11 @@ pg_start() {  # <data dir> <log>
 psql_primary() { as_pg psql -h 127.0.0.1 -p "$pg_port" -U postgres -X "$@"; }
 
 pg_up() {
+  if [ -n "$standby_port" ] && [ -s "$dir/pg-standby/data/PG_VERSION" ] && [ ! -f "$dir/pg-standby/data/standby.signal" ]; then
+    # Two primaries would each take writes the other never sees.
+    echo "stack.sh: the standby was promoted; rebuild $dir/pg as its standby (or remove the stack) first" >&2
+    exit 1
+  fi
   mkdir -p "$dir/pg"; chown postgres "$dir/pg"
   if [ ! -s "$dir/pg/data/PG_VERSION" ]; then
     as_pg "$pgbin/initdb" -D "$dir/pg/data" -A trust -U postgres -E UTF8 --no-locale >"$dir/pg/initdb.log"
