@@ -1,6 +1,7 @@
 #include "modules/ledger/pg_pool.hpp"
 
 #include "modules/common/foreign_socket.hpp"
+#include "modules/ledger/pg_hosts.hpp"
 
 #include <algorithm>
 
@@ -30,7 +31,16 @@ class Connection {
 
   void connect() {
     const auto& s = pool_.settings();
-    pg_ = PQconnectStart(s.dsn.c_str());
+    std::string err;
+    const auto params = params_from_host(s.dsn, first_host_, err);
+    if (!params) {
+      ngx_log_error(NGX_LOG_ERR, pool_.log(), 0, "mr_ledger: mr_ledger_dsn: %s", err.c_str());
+      connect_failed();
+      return;
+    }
+    hosts_ = params->hosts;
+    const auto keywords = params->keyword_ptrs(), values = params->value_ptrs();
+    pg_ = PQconnectStartParams(keywords.data(), values.data(), 0);
     if (pg_ == nullptr || PQstatus(pg_) == CONNECTION_BAD || PQsetnonblocking(pg_, 1) != 0 ||
         !wrap_socket()) {
       connect_failed();
@@ -76,6 +86,8 @@ class Connection {
   static void on_connect_timeout(ngx_event_t* ev) {
     auto* self = static_cast<Connection*>(ev->data);
     ngx_log_error(NGX_LOG_ERR, self->pool_.log(), 0, "mr_ledger: connecting to PostgreSQL timed out");
+    // libpq would start at the host that hung again: start one further on.
+    self->first_host_ = (self->first_host_ + 1) % self->hosts_;
     self->connect_failed();
   }
 
@@ -239,6 +251,8 @@ class Connection {
   PGconn* pg_ = nullptr;
   ngx_connection_t* c_ = nullptr;
   ino_t socket_ino_ = 0;  // which socket c_ watches (see wrap_socket)
+  int first_host_ = 0;    // of a multi-host DSN: where the next connect starts
+  int hosts_ = 1;
   State state_ = State::down;
   bool wants_write_ = false;
   ngx_msec_t retry_at_ = 0;
