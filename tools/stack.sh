@@ -60,7 +60,8 @@ master_key=$dir/master.key ops_token=$dir/ops.token
 if [ -n "$node_of" ]; then
   # A second node: everything but nginx belongs to the other stack.
   eval "$(sed -n 's/^MR_\(DSN\|REDIS_PORT\|MASTER_KEY_FILE\|OPS_TOKEN_FILE\)=/of_&/p' "$node_of/stack.env")"
-  dsn=$of_MR_DSN redis_port=$of_MR_REDIS_PORT master_key=$of_MR_MASTER_KEY_FILE ops_token=$of_MR_OPS_TOKEN_FILE
+  redis_port=$of_MR_REDIS_PORT master_key=$of_MR_MASTER_KEY_FILE ops_token=$of_MR_OPS_TOKEN_FILE
+  [ -s "$dir/pg.dsn" ] || dsn=$of_MR_DSN  # MR_PG_DSN may name the servers otherwise
 fi
 mrctl="$build/tools/mrctl/mrctl"
 as_pg() { runuser -u postgres -- "$@"; }

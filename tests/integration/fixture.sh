@@ -14,17 +14,16 @@ free_port() { "$repo/tools/free-port.sh"; }
 
 if [ "$cmd" = down ]; then
   [ -f "$dir/ports.env" ] && source "$dir/ports.env"
-  "$repo/tools/stack.sh" down "$dir/node2" || true
+  # Second nodes (node2, and any a test started beside it) before the stack.
+  for node in "$dir"/*/; do
+    [ "$node" = "$dir/stack/" ] || [ ! -f "$node/ports" ] || "$repo/tools/stack.sh" down "$node" || true
+  done
   "$repo/tools/stack.sh" down "$dir/stack" || true
   exit 0
 fi
 
 # A previous aborted run may have left servers behind: stop them first.
-if [ -f "$dir/ports.env" ]; then
-  source "$dir/ports.env"
-  "$repo/tools/stack.sh" down "$dir/node2" || true
-  "$repo/tools/stack.sh" down "$dir/stack" || true
-fi
+[ -f "$dir/ports.env" ] && "$0" down "$dir"
 rm -rf "$dir"; mkdir -p "$dir"
 export MR_PORT=$(free_port) MR_PG_PORT=$(free_port) MR_REDIS_PORT=$(free_port) MR_OPS_PORT=$(free_port)
 # Durability is not under test here (unless the caller says so); speed is welcome.

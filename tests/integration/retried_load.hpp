@@ -120,7 +120,14 @@ inline std::vector<std::string> onboard_members(MrClient& c, const std::string& 
   std::vector<std::string> ids;
   for (int i = 0; i < n; ++i) {
     ids.push_back(unique(prefix));
-    const auto r = c.post("/api/v1/members", member_body("club-a", ids.back()), unique("idem"));
+    const std::string key = unique("idem"), body = member_body("club-a", ids.back());
+    HttpResponse r = c.post("/api/v1/members", body, key);
+    // A node still finding its database: retried, as a partner would.
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(40);
+    while (transient(r) && std::chrono::steady_clock::now() < give_up) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      r = c.post("/api/v1/members", body, key);
+    }
     cr_assert_eq(r.status, 201, "onboarding: %ld %s", r.status, r.body.c_str());
   }
   return ids;
