@@ -13,25 +13,73 @@
 #   MR_OPS_PORT [8081]            the ops listener
 #   MR_PAYOUT_SIMULATOR [off] MR_PAYOUT_SIMULATOR_DELAY [5s]   sandbox payouts settle by
 #                                 themselves (read at every up/reload, not kept)
+#   MR_PG_STANDBY_PORT []         also run a synchronous streaming standby (<dir>/pg-standby,
+#                                 made with pg_basebackup) on this port; the DSN then names
+#                                 both servers with target_session_attrs=read-write
+#   MR_PG_DSN []                  use this PostgreSQL (its database must exist: e.g. the
+#                                 Patroni cluster of tools/patroni-local.sh) instead of
+#                                 starting one; kept in <dir>/pg.dsn
+#   MR_NODE_OF []                 another stack's dir: run only nginx, on that stack's
+#                                 PostgreSQL, Redis, master key and ops token (a second node)
 # Writes <dir>/stack.env with the addresses, for scripts and tests to source.
 set -euo pipefail
 cmd=${1:?up|down|reload|status} dir=${2:?stack dir}
 repo=$(cd "$(dirname "$0")/.." && pwd)
 build=${MR_BUILD_DIR:-$repo/build}
 mkdir -p "$dir"; dir=$(cd "$dir" && pwd)
-# Ports chosen at `up` are kept, so reload/down/status need no environment.
-[ -f "$dir/ports" ] && [ "$cmd" != up ] && source "$dir/ports"
+# Ports chosen at `up` are kept, so reload/down/status need no environment,
+# and `up` again (bringing back a stopped part) needs none either: there the
+# environment wins over what was kept.
+if [ -f "$dir/ports" ]; then
+  if [ "$cmd" = up ]; then
+    eval "$(sed -n "s/^\(MR_[A-Z_]*\)=\(.*\)$/: \"\${\1:=\2}\"/p" "$dir/ports")"
+  else
+    source "$dir/ports"
+  fi
+fi
 port=${MR_PORT:-8080} pg_port=${MR_PG_PORT:-15432} redis_port=${MR_REDIS_PORT:-16379}
 ops_port=${MR_OPS_PORT:-8081}
-[ "$cmd" = up ] && printf 'MR_PORT=%s\nMR_PG_PORT=%s\nMR_REDIS_PORT=%s\nMR_OPS_PORT=%s\nMR_RATE_LIMIT=%s\nMR_RATE_BURST=%s\n' \
-  "$port" "$pg_port" "$redis_port" "$ops_port" "${MR_RATE_LIMIT:-100r/s}" "${MR_RATE_BURST:-200}" > "$dir/ports"
+standby_port=${MR_PG_STANDBY_PORT:-} node_of=${MR_NODE_OF:-}
+[ "$cmd" = up ] && printf 'MR_PORT=%s\nMR_PG_PORT=%s\nMR_REDIS_PORT=%s\nMR_OPS_PORT=%s\nMR_RATE_LIMIT=%s\nMR_RATE_BURST=%s\nMR_PG_STANDBY_PORT=%s\nMR_NODE_OF=%s\n' \
+  "$port" "$pg_port" "$redis_port" "$ops_port" "${MR_RATE_LIMIT:-100r/s}" "${MR_RATE_BURST:-200}" \
+  "$standby_port" "$node_of" > "$dir/ports"
 env_name=${MR_ENVIRONMENT:-sandbox}
 pgbin=/usr/lib/postgresql/15/bin
-dsn="host=127.0.0.1 hostaddr=127.0.0.1 port=$pg_port dbname=mr user=postgres gssencmode=disable sslmode=disable"
+if [ -n "$standby_port" ]; then
+  # libpq tries the hosts in order and keeps the first that accepts writes.
+  # The standby comes first, so that every connect also walks past a
+  # read-only server to the next host (the socket changes under the pool).
+  dsn="host=127.0.0.1,127.0.0.1 hostaddr=127.0.0.1,127.0.0.1 port=$standby_port,$pg_port target_session_attrs=read-write"
+else
+  dsn="host=127.0.0.1 hostaddr=127.0.0.1 port=$pg_port"
+fi
+dsn="$dsn dbname=mr user=postgres gssencmode=disable sslmode=disable"
+[ "$cmd" = up ] && [ -n "${MR_PG_DSN:-}" ] && printf '%s\n' "$MR_PG_DSN" > "$dir/pg.dsn"
+[ -s "$dir/pg.dsn" ] && dsn=$(cat "$dir/pg.dsn")
+master_key=$dir/master.key ops_token=$dir/ops.token
+if [ -n "$node_of" ]; then
+  # A second node: everything but nginx belongs to the other stack.
+  eval "$(sed -n 's/^MR_\(DSN\|REDIS_PORT\|MASTER_KEY_FILE\|OPS_TOKEN_FILE\)=/of_&/p' "$node_of/stack.env")"
+  redis_port=$of_MR_REDIS_PORT master_key=$of_MR_MASTER_KEY_FILE ops_token=$of_MR_OPS_TOKEN_FILE
+  [ -s "$dir/pg.dsn" ] || dsn=$of_MR_DSN  # MR_PG_DSN may name the servers otherwise
+fi
 mrctl="$build/tools/mrctl/mrctl"
 as_pg() { runuser -u postgres -- "$@"; }
 
+pg_start() {  # <data dir> <log>
+  if ! as_pg "$pgbin/pg_ctl" -D "$1" status >/dev/null 2>&1; then
+    as_pg "$pgbin/pg_ctl" -D "$1" -l "$2" -w -t 60 -o "${MR_PG_OPTS:-}" start >/dev/null
+  fi
+}
+
+psql_primary() { as_pg psql -h 127.0.0.1 -p "$pg_port" -U postgres -X "$@"; }
+
 pg_up() {
+  if [ -n "$standby_port" ] && [ -s "$dir/pg-standby/data/PG_VERSION" ] && [ ! -f "$dir/pg-standby/data/standby.signal" ]; then
+    # Two primaries would each take writes the other never sees.
+    echo "stack.sh: the standby was promoted; rebuild $dir/pg as its standby (or remove the stack) first" >&2
+    exit 1
+  fi
   mkdir -p "$dir/pg"; chown postgres "$dir/pg"
   if [ ! -s "$dir/pg/data/PG_VERSION" ]; then
     as_pg "$pgbin/initdb" -D "$dir/pg/data" -A trust -U postgres -E UTF8 --no-locale >"$dir/pg/initdb.log"
@@ -44,12 +92,34 @@ unix_socket_directories = '$dir/pg'
 max_connections = 200
 PGCONF
   fi
-  if ! as_pg "$pgbin/pg_ctl" -D "$dir/pg/data" status >/dev/null 2>&1; then
-    as_pg "$pgbin/pg_ctl" -D "$dir/pg/data" -l "$dir/pg/postgres.log" -w -t 60 \
-      -o "${MR_PG_OPTS:-}" start >/dev/null
+  pg_start "$dir/pg/data" "$dir/pg/postgres.log"
+  [ -n "$standby_port" ] && standby_up
+  if ! psql_primary -tAc "SELECT 1 FROM pg_database WHERE datname='mr'" | grep -q 1; then
+    psql_primary -qc "CREATE DATABASE mr" >/dev/null
   fi
-  if ! as_pg psql -h 127.0.0.1 -p "$pg_port" -U postgres -tAc "SELECT 1 FROM pg_database WHERE datname='mr'" | grep -q 1; then
-    as_pg psql -h 127.0.0.1 -p "$pg_port" -U postgres -qc "CREATE DATABASE mr" >/dev/null
+}
+
+# A streaming standby that every commit waits for (synchronous_commit=on
+# with synchronous_standby_names): a write acknowledged by the primary is on
+# the standby too, so promoting it loses no acknowledged award.
+standby_up() {
+  local sb=$dir/pg-standby
+  mkdir -p "$sb"; chown postgres "$sb"
+  if [ ! -s "$sb/data/PG_VERSION" ]; then
+    as_pg "$pgbin/pg_basebackup" -h 127.0.0.1 -p "$pg_port" -U postgres -D "$sb/data" -X stream -R
+    # Later lines win: its own port and socket folder, and a name that the
+    # primary's synchronous_standby_names waits for. The primary's ALTER
+    # SYSTEM comes after the copy, so a promoted standby waits for nobody.
+    cat >> "$sb/data/postgresql.conf" <<PGCONF
+port = $standby_port
+unix_socket_directories = '$sb'
+PGCONF
+    echo "primary_conninfo = 'host=127.0.0.1 port=$pg_port user=postgres application_name=standby'" \
+      | as_pg tee -a "$sb/data/postgresql.auto.conf" >/dev/null
+  fi
+  pg_start "$sb/data" "$sb/postgres.log"
+  if [ -f "$sb/data/standby.signal" ]; then
+    psql_primary -qc "ALTER SYSTEM SET synchronous_standby_names = 'standby'" -c "SELECT pg_reload_conf()" >/dev/null
   fi
 }
 
@@ -71,10 +141,10 @@ render_nginx_conf() {
   rm -rf "$ngx/snippets"; mv "$ngx/snippets.new" "$ngx/snippets"
   sed -e "s|@MODULES_CONF@|$ngx/modules/load_modules.conf|" \
       -e "s|@ENVIRONMENT@|$env_name|" -e "s|@DSN@|$dsn|" \
-      -e "s|@MASTER_KEY_FILE@|$dir/master.key|" -e "s|@PORT@|$port|" \
+      -e "s|@MASTER_KEY_FILE@|$master_key|" -e "s|@PORT@|$port|" \
       -e "s|@REDIS@|127.0.0.1:$redis_port|" -e "s|@CONF_DIR@|$ngx|" \
       -e "s|@RATE_LIMIT@|${MR_RATE_LIMIT:-100r/s}|" -e "s|@RATE_BURST@|${MR_RATE_BURST:-200}|" \
-      -e "s|@OPS_PORT@|$ops_port|" -e "s|@OPS_TOKEN_FILE@|$dir/ops.token|" \
+      -e "s|@OPS_PORT@|$ops_port|" -e "s|@OPS_TOKEN_FILE@|$ops_token|" \
       -e "s|@PAYOUT_SIMULATOR@|${MR_PAYOUT_SIMULATOR:-off}|" \
       -e "s|@PAYOUT_SIMULATOR_DELAY@|${MR_PAYOUT_SIMULATOR_DELAY:-5s}|" \
       "$repo/conf/nginx.dev.conf.in" > "$ngx/nginx.conf.new"
@@ -89,23 +159,28 @@ write_env() {
 MR_BASE_URL='http://127.0.0.1:$port'
 MR_DSN='$dsn'
 MR_MRCTL='$mrctl'
-MR_MASTER_KEY_FILE='$dir/master.key'
+MR_MASTER_KEY_FILE='$master_key'
 MR_REDIS_PORT='$redis_port'
 MR_PG_PORT='$pg_port'
 MR_STACK_DIR='$dir'
 MR_RELOAD='$repo/tools/stack.sh reload $dir'
 MR_OPS_URL='http://127.0.0.1:$ops_port'
-MR_OPS_TOKEN_FILE='$dir/ops.token'
+MR_OPS_TOKEN_FILE='$ops_token'
+MR_PG_DATA='$dir/pg/data'
+MR_PG_STANDBY_PORT='$standby_port'
+MR_PG_STANDBY_DATA='$dir/pg-standby/data'
 ENV
 }
 
 case "$cmd" in
   up)
-    pg_up
-    redis_up
-    [ -s "$dir/master.key" ] || "$mrctl" master-key create --out "$dir/master.key"
-    [ -s "$dir/ops.token" ] || (umask 077; head -c 24 /dev/urandom | base64 | tr '+/' '-_' > "$dir/ops.token")
-    MR_DSN="$dsn" "$mrctl" migrate >/dev/null
+    if [ -z "$node_of" ]; then
+      [ -s "$dir/pg.dsn" ] || pg_up
+      redis_up
+      [ -s "$master_key" ] || "$mrctl" master-key create --out "$master_key"
+      [ -s "$ops_token" ] || (umask 077; head -c 24 /dev/urandom | base64 | tr '+/' '-_' > "$ops_token")
+      MR_DSN="$dsn" "$mrctl" migrate >/dev/null
+    fi
     render_nginx_conf
     if nginx_running; then nginx_cmd -s reload; else nginx_cmd; fi
     for _ in $(seq 100); do
@@ -129,15 +204,26 @@ case "$cmd" in
       for _ in $(seq 100); do nginx_running || break; sleep 0.1; done
       nginx_running && kill -9 "$(cat "$dir/nginx/logs/nginx.pid")" 2>/dev/null || true
     fi
+    [ -n "$node_of" ] && exit 0  # the other stack's services are not ours
     redis-cli -h 127.0.0.1 -p "$redis_port" shutdown nosave >/dev/null 2>&1 || true
-    if [ -s "$dir/pg/data/PG_VERSION" ]; then
-      as_pg "$pgbin/pg_ctl" -D "$dir/pg/data" -m fast -w stop >/dev/null 2>&1 || true
-    fi
+    for data in "$dir/pg/data" "$dir/pg-standby/data"; do
+      if [ -s "$data/PG_VERSION" ]; then
+        as_pg "$pgbin/pg_ctl" -D "$data" -m fast -w stop >/dev/null 2>&1 || true
+      fi
+    done
     ;;
   status)
     nginx_running && echo "nginx: running" || echo "nginx: stopped"
+    [ -n "$node_of" ] && exit 0
     redis-cli -h 127.0.0.1 -p "$redis_port" ping >/dev/null 2>&1 && echo "redis: running" || echo "redis: stopped"
-    as_pg "$pgbin/pg_ctl" -D "$dir/pg/data" status >/dev/null 2>&1 && echo "postgres: running" || echo "postgres: stopped"
+    if [ -s "$dir/pg.dsn" ]; then
+      psql "$dsn" -XtAc "SELECT 1" >/dev/null 2>&1 && echo "postgres: reachable" || echo "postgres: unreachable"
+    else
+      as_pg "$pgbin/pg_ctl" -D "$dir/pg/data" status >/dev/null 2>&1 && echo "postgres: running" || echo "postgres: stopped"
+    fi
+    if [ -n "$standby_port" ]; then
+      as_pg "$pgbin/pg_ctl" -D "$dir/pg-standby/data" status >/dev/null 2>&1 && echo "standby: running" || echo "standby: stopped"
+    fi
     ;;
   *) echo "usage: $0 up|down|reload|status <dir>" >&2; exit 2 ;;
 esac

@@ -22,10 +22,15 @@ inline ngx_connection_t* watch_socket(int fd, ngx_log_t* log, void* data, ngx_ev
 
 // Stops watching: removes the events and any posted ones, then frees the
 // nginx connection without closing the fd, which the library still owns.
-inline void unwatch_socket(ngx_connection_t*& c) {
+// `library_closed_it`: the library has already closed that fd (libpq moving
+// to another host). The kernel dropped it from epoll then, and its number
+// may already name another socket: no epoll_ctl on it, or that call would
+// fail (EBADF, ENOENT) or unregister somebody else's socket.
+inline void unwatch_socket(ngx_connection_t*& c, bool library_closed_it = false) {
   if (c == nullptr) return;
-  if (c->read->active) ngx_del_event(c->read, NGX_READ_EVENT, 0);
-  if (c->write->active) ngx_del_event(c->write, NGX_WRITE_EVENT, 0);
+  const ngx_uint_t flags = library_closed_it ? NGX_CLOSE_EVENT : 0;
+  if (c->read->active) ngx_del_event(c->read, NGX_READ_EVENT, flags);
+  if (c->write->active) ngx_del_event(c->write, NGX_WRITE_EVENT, flags);
   if (c->read->posted) {
     ngx_delete_posted_event(c->read);
   }

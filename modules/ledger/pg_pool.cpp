@@ -1,8 +1,11 @@
 #include "modules/ledger/pg_pool.hpp"
 
 #include "modules/common/foreign_socket.hpp"
+#include "modules/ledger/pg_hosts.hpp"
 
 #include <algorithm>
+
+#include <sys/stat.h>
 
 namespace mr::pg {
 
@@ -29,7 +32,16 @@ class Connection {
   void connect() {
     const auto& s = pool_.settings();
     if (ever_connected_) pool_.counters().reconnects++;
-    pg_ = PQconnectStart(s.dsn.c_str());
+    std::string err;
+    const auto params = params_from_host(s.dsn, first_host_, err);
+    if (!params) {
+      ngx_log_error(NGX_LOG_ERR, pool_.log(), 0, "mr_ledger: mr_ledger_dsn: %s", err.c_str());
+      connect_failed();
+      return;
+    }
+    hosts_ = params->hosts;
+    const auto keywords = params->keyword_ptrs(), values = params->value_ptrs();
+    pg_ = PQconnectStartParams(keywords.data(), values.data(), 0);
     if (pg_ == nullptr || PQstatus(pg_) == CONNECTION_BAD || PQsetnonblocking(pg_, 1) != 0 ||
         !wrap_socket()) {
       connect_failed();
@@ -57,7 +69,7 @@ class Connection {
 
   void close() {
     if (connect_timer_.timer_set) ngx_del_timer(&connect_timer_);
-    mr::ngx::unwatch_socket(c_);  // libpq owns and closes the socket
+    mr::ngx::unwatch_socket(c_, !socket_still_open());  // libpq owns and closes the socket
     if (pg_ != nullptr) {
       PQfinish(pg_);
       pg_ = nullptr;
@@ -77,16 +89,30 @@ class Connection {
   static void on_connect_timeout(ngx_event_t* ev) {
     auto* self = static_cast<Connection*>(ev->data);
     ngx_log_error(NGX_LOG_ERR, self->pool_.log(), 0, "mr_ledger: connecting to PostgreSQL timed out");
+    // libpq would start at the host that hung again: start one further on.
+    self->first_host_ = (self->first_host_ + 1) % self->hosts_;
     self->connect_failed();
   }
 
+  // libpq closes its socket by itself: when it moves on while connecting
+  // (the next host of a multi-host DSN, target_session_attrs refusing a
+  // standby, an SSL retry) and when the server goes away. A new socket often
+  // gets the old number back, so the number alone cannot tell: the inode can.
+  bool socket_still_open() const {
+    struct stat st {};
+    return c_ != nullptr && pg_ != nullptr && PQsocket(pg_) == c_->fd && fstat(c_->fd, &st) == 0 &&
+           st.st_ino == socket_ino_;
+  }
+
   bool wrap_socket() {
+    if (socket_still_open()) return true;
+    // The old socket (if any) is closed and out of epoll already.
+    mr::ngx::unwatch_socket(c_, true);
     const int fd = PQsocket(pg_);
-    if (fd < 0) return false;
-    if (c_ != nullptr && c_->fd == fd) return true;
-    // First socket, or libpq moved to another (another address, an SSL retry).
-    mr::ngx::unwatch_socket(c_);
+    struct stat st {};
+    if (fd < 0 || fstat(fd, &st) != 0) return false;
     c_ = mr::ngx::watch_socket(fd, pool_.log(), this, on_event);
+    socket_ino_ = st.st_ino;
     return c_ != nullptr;
   }
 
@@ -262,6 +288,9 @@ class Connection {
   Pool& pool_;
   PGconn* pg_ = nullptr;
   ngx_connection_t* c_ = nullptr;
+  ino_t socket_ino_ = 0;  // which socket c_ watches (see wrap_socket)
+  int first_host_ = 0;    // of a multi-host DSN: where the next connect starts
+  int hosts_ = 1;
   State state_ = State::down;
   bool wants_write_ = false;
   bool ever_connected_ = false;   // the next connect is a reconnect

@@ -14,8 +14,7 @@ Test(database_down, unavailable_then_recovers) {
   auto c = client("A");
   const std::string id = unique("mem");
   cr_assert_eq(post(c, "/api/v1/members", member_body("club-a", id)).status, 201);
-  const std::string pg = "runuser -u postgres -- /usr/lib/postgresql/15/bin/pg_ctl -D '" +
-                         env("MR_STACK_DIR") + "/pg/data' ";
+  const std::string pg = pg_ctl(env("MR_PG_DATA"));
   const std::string before = scrape();
   cr_assert_eq(sh(pg + "-m fast -w stop >/dev/null"), 0);
 

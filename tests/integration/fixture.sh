@@ -1,28 +1,34 @@
 #!/usr/bin/env bash
 # fixture.sh up|down <dir>: the integration tests' stack. Starts PostgreSQL,
 # Redis and nginx (tools/stack.sh) on free loopback ports under <dir>, seeds
-# clubs and keys, and writes <dir>/test.env for the tests (MR_TEST_ENV).
+# clubs and keys, starts a second nginx node on the same PostgreSQL and Redis
+# (<dir>/node2), and writes <dir>/test.env for the tests (MR_TEST_ENV).
+#   MR_PG_STANDBY=1   PostgreSQL with a synchronous streaming standby (failover)
+#   MR_PG_OPTS        postgres -c options [durability off, for speed]
 set -euo pipefail
 cmd=${1:?up|down} dir=${2:?dir}
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 mkdir -p "$dir"; dir=$(cd "$dir" && pwd)
 
-source "$repo/tests/integration/free_port.sh"
+free_port() { "$repo/tools/free-port.sh"; }
 
 if [ "$cmd" = down ]; then
   [ -f "$dir/ports.env" ] && source "$dir/ports.env"
+  # Second nodes (node2, and any a test started beside it) before the stack.
+  for node in "$dir"/*/; do
+    [ "$node" = "$dir/stack/" ] || [ ! -f "$node/ports" ] || "$repo/tools/stack.sh" down "$node" || true
+  done
   "$repo/tools/stack.sh" down "$dir/stack" || true
   exit 0
 fi
 
 # A previous aborted run may have left servers behind: stop them first.
-if [ -f "$dir/ports.env" ]; then
-  source "$dir/ports.env"; "$repo/tools/stack.sh" down "$dir/stack" || true
-fi
+[ -f "$dir/ports.env" ] && "$0" down "$dir"
 rm -rf "$dir"; mkdir -p "$dir"
 export MR_PORT=$(free_port) MR_PG_PORT=$(free_port) MR_REDIS_PORT=$(free_port) MR_OPS_PORT=$(free_port)
-# Durability is not under test here; speed is welcome.
-export MR_PG_OPTS="-c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+# Durability is not under test here (unless the caller says so); speed is welcome.
+export MR_PG_OPTS=${MR_PG_OPTS-"-c fsync=off -c synchronous_commit=off -c full_page_writes=off"}
+[ "${MR_PG_STANDBY:-}" = 1 ] && export MR_PG_STANDBY_PORT=$(free_port)
 # The tests drive one key far past 100 r/s; the limit itself is tested on a
 # server of its own with the production numbers (below).
 export MR_RATE_LIMIT=100000r/s MR_RATE_BURST=100000
@@ -100,5 +106,9 @@ CONF
 echo "MR_PROXY_URL='http://127.0.0.1:$proxy_port'" >> "$dir/keys.env"
 echo "MR_LIMITED_URL='http://127.0.0.1:$limited_port'" >> "$dir/keys.env"
 "$repo/tools/stack.sh" reload "$dir/stack"
+# A second node: its own nginx (ports, prefix) on the same PostgreSQL and
+# Redis, started after the keys exist so that its catalogue has them.
+MR_NODE_OF=$dir/stack MR_PORT=$(free_port) MR_OPS_PORT=$(free_port) "$repo/tools/stack.sh" up "$dir/node2"
+sed -n "s/^MR_\(BASE_URL\|RELOAD\|STACK_DIR\)=/MR_NODE2_\1=/p" "$dir/node2/stack.env" >> "$dir/keys.env"
 cat "$dir/stack/stack.env" "$dir/keys.env" > "$dir/test.env"
 echo "MR_REPO='$repo'" >> "$dir/test.env"

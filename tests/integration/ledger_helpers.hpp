@@ -84,6 +84,11 @@ inline std::string s(const rapidjson::Value& v, const char* k) {
 
 inline int sh(const std::string& cmd) { return std::system(cmd.c_str()); }
 
+// "pg_ctl -D <data dir> " as the postgres user, for a test to append a command to.
+inline std::string pg_ctl(const std::string& data_dir) {
+  return "runuser -u postgres -- /usr/lib/postgresql/15/bin/pg_ctl -D '" + data_dir + "' ";
+}
+
 inline std::string mrctl_cmd() {
   // Flags rather than environment assignments, so xargs can run it too.
   return "'" + env("MR_MRCTL") + "' --dsn '" + env("MR_DSN") + "' --master-key '" + env("MR_MASTER_KEY_FILE") + "'";

@@ -8,7 +8,7 @@ envfile=${1:?test.env} dir=${2:?dir}
 source "$envfile"
 rm -rf "$dir"; mkdir -p "$dir/data"
 
-source "$(dirname "$0")/free_port.sh"
+free_port() { "$(dirname "$0")/../../tools/free-port.sh"; }
 port=$(free_port)
 cat > "$dir/prometheus.yml" <<YML
 global:

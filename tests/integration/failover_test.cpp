@@ -1,0 +1,81 @@
+// PostgreSQL failover under load, on a stack of its own (fixture.sh with
+// MR_PG_STANDBY=1): a primary with a synchronous streaming standby, fsync
+// and synchronous_commit on, the ledger's DSN naming both hosts (standby
+// first) with target_session_attrs=read-write. While four clients award
+// points, the primary's postmaster is killed (kill -9) and the standby
+// promoted. Every award, retried with its key, ends in the ledger exactly
+// once; every award acknowledged before the kill is there; nginx reconnects
+// without a restart; answers kept in Redis from before still replay, and so
+// does the promoted database once Redis is flushed; the audit is clean.
+#include <atomic>
+#include <chrono>
+#include <string>
+#include <thread>
+
+#include "tests/integration/retried_load.hpp"
+
+using namespace mr::test;
+
+Test(failover, promoted_standby_keeps_every_acknowledged_award, .timeout = 300) {
+  const std::string dir = env("MR_STACK_DIR");
+  // Durability is what is under test: commits wait for the standby's flush.
+  cr_assert_eq(psql("SELECT sync_state FROM pg_stat_replication WHERE application_name = 'standby'"),
+               std::string("sync\n"), "the standby is not synchronous");
+  cr_assert_eq(psql("SHOW synchronous_commit"), std::string("on\n"));
+  cr_assert_eq(psql("SHOW fsync"), std::string("on\n"));
+
+  auto c = client("A");
+  const auto members = onboard_members(c, "fo", 4);
+  const std::string prefix = unique("fo");
+  auto awards = plan_awards(members, 40, prefix);
+  const std::string pids_before = nginx_pids(dir);
+
+  std::atomic<int> acked{0};
+  std::atomic<bool> killed{false};
+  std::thread load([&] { run_awards(awards, 4, {env("MR_BASE_URL")}, acked, killed); });
+  for (int i = 0; i < 3000 && acked < 40; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  const int acked_at_kill = acked;
+  killed = true;
+  const std::string postmaster = capture("head -1 '" + env("MR_PG_DATA") + "/postmaster.pid'");
+  const int kill_rc = sh("kill -9 " + postmaster);
+  // No host takes writes for a while: the old primary refuses connections,
+  // the standby is read-only. Clients get 503 and retry.
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  const int promote_rc = sh(pg_ctl(env("MR_PG_STANDBY_DATA")) + "-w -t 60 promote >/dev/null");
+  load.join();
+
+  cr_assert_eq(kill_rc, 0, "kill -9 %s", postmaster.c_str());
+  cr_assert_eq(promote_rc, 0);
+  cr_expect_geq(acked_at_kill, 40, "the kill came before any load");
+  int before = 0;
+  for (const auto& a : awards) before += a.acked_before_event ? 1 : 0;
+  cr_expect_gt(before, 0);
+  cr_expect_lt(before, static_cast<int>(awards.size()), "the kill came after all the load");
+  // Among them every award acknowledged before the kill: the ledger is read
+  // from the promoted standby now.
+  expect_each_applied_once(c, awards, prefix);
+
+  // Answers from before the failover: Redis replays them; without Redis the
+  // promoted database does, byte for byte.
+  int replayed = 0;
+  for (const auto& a : awards) {
+    if (!a.acked_before_event || replayed == 3) continue;
+    replayed++;
+    auto again = c.post("/api/v1/transactions/settled", a.body, a.key);
+    cr_expect_eq(again.status, 200, "%s", again.body.c_str());
+    cr_expect_eq(header(again, "x-mr-idempotent-replay"), std::string("true"));
+    cr_expect_eq(again.body, a.final_body);
+    cr_assert_eq(sh("redis-cli -h 127.0.0.1 -p " + env("MR_REDIS_PORT") + " FLUSHALL >/dev/null"), 0);
+    auto from_db = c.post("/api/v1/transactions/settled", a.body, a.key);
+    cr_expect_eq(from_db.status, 200, "%s", from_db.body.c_str());
+    cr_expect_eq(from_db.body, a.final_body);
+  }
+
+  cr_expect_eq(nginx_pids(dir), pids_before, "nginx was restarted or a worker died");
+  const std::string faults = error_log_faults(dir, 0);  // a stack of its own
+  cr_expect(faults.empty(), "nginx error log:\n%s", faults.c_str());
+  // Every host is on loopback and answers or refuses at once: a connect that
+  // timed out was one whose new socket the pool did not watch.
+  cr_expect_eq(sh("grep -q 'connecting to PostgreSQL timed out' '" + dir + "/nginx/logs/error.log'"), 256,
+               "a connect timed out");
+}

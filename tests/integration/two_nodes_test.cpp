@@ -1,0 +1,82 @@
+// Two nginx nodes (own prefixes and ports: the fixture's stack and node2) on
+// one PostgreSQL and one Redis: nodes keep no state of their own.
+#include <atomic>
+#include <chrono>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "tests/integration/retried_load.hpp"
+
+using namespace mr::test;
+
+// Eight clients, four per node, send the same key and body at once, each
+// retrying until it has its answer: exactly one is applied, the other seven
+// are replays of that same answer. Twelve rounds.
+Test(two_nodes, same_key_raced_across_nodes_awards_once) {
+  auto c = client("A");
+  const auto members = onboard_members(c, "race2", 1);
+  const std::string prefix = unique("race2");
+  auto plan = plan_awards(members, 12, prefix);
+  const std::vector<std::string> urls{env("MR_BASE_URL"), env("MR_NODE2_BASE_URL")};
+  for (auto& round : plan) {
+    std::vector<Award> racers(8, round);
+    std::atomic<int> ready{0};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 8; ++t) {
+      threads.emplace_back([&, t] {
+        MrClient mine(urls[t % 2], env("MR_KEY_A_ID"), env("MR_KEY_A_SECRET"));
+        ready++;
+        while (ready < 8) std::this_thread::yield();
+        apply_with_retries(racers[t], [&](int) -> MrClient& { return mine; });
+      });
+    }
+    for (auto& th : threads) th.join();
+    int fresh = 0;
+    for (const auto& r : racers) {
+      cr_expect(r.acked, "%s: %s", r.tx.c_str(), r.unexpected.c_str());
+      if (r.acked && !r.replayed) fresh++;
+      // Replays carry the first answer, request id included.
+      cr_expect_eq(r.final_body, racers[0].final_body, "%s: answers differ", r.tx.c_str());
+    }
+    cr_expect_eq(fresh, 1, "%s: %d answers were not replays", round.tx.c_str(), fresh);
+    round.acked = racers[0].acked;
+  }
+  expect_each_applied_once(c, plan, prefix);
+}
+
+// Four clients spread their awards over both nodes (a retry goes to the
+// other node) while node 2 is reloaded three times: every award, retried
+// with its key, is applied exactly once; node 1 was never restarted.
+Test(two_nodes, reload_one_node_while_other_serves_loses_nothing) {
+  auto c = client("A");
+  const auto members = onboard_members(c, "rl2", 4);
+  const std::string prefix = unique("rl2");
+  auto awards = plan_awards(members, 40, prefix);
+  const std::string node1 = env("MR_STACK_DIR"), node2 = env("MR_NODE2_STACK_DIR");
+  const std::string node1_pids = nginx_pids(node1), node2_pids = nginx_pids(node2);
+  const std::size_t log1 = error_log(node1).size(), log2 = error_log(node2).size();
+
+  std::atomic<int> acked{0};
+  std::atomic<bool> reloaded{false};
+  std::thread load([&] {
+    run_awards(awards, 4, {env("MR_BASE_URL"), env("MR_NODE2_BASE_URL")}, acked, reloaded);
+  });
+  for (int i = 0; i < 3000 && acked < 20; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  const int acked_at_first_reload = acked;
+  int reload_rc = 0;
+  for (int i = 0; i < 3; ++i) reload_rc |= sh(env("MR_NODE2_RELOAD") + " >/dev/null");
+  reloaded = true;
+  load.join();
+
+  cr_expect_eq(reload_rc, 0);
+  cr_expect_lt(acked_at_first_reload, static_cast<int>(awards.size()), "the load was over before the reloads");
+  expect_each_applied_once(c, awards, prefix);
+  cr_expect_eq(nginx_pids(node1), node1_pids, "node 1 was restarted or lost a worker");
+  cr_expect_neq(nginx_pids(node2), node2_pids, "node 2 was not reloaded");
+  for (const auto& [dir, from] : {std::pair{node1, log1}, std::pair{node2, log2}}) {
+    const std::string faults = error_log_faults(dir, from);
+    cr_expect(faults.empty(), "%s error log:\n%s", dir.c_str(), faults.c_str());
+  }
+}
