@@ -5,6 +5,8 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include "ledger/text_rules.hpp"
+
 namespace mr {
 namespace {
 
@@ -94,8 +96,14 @@ std::string render_error(ErrorCode code, std::string_view message,
   if (message.empty()) message = default_message(code);
   rapidjson::StringBuffer out;
   rapidjson::Writer<rapidjson::StringBuffer> w(out);
+  // Messages may quote client bytes: the answer stays valid UTF-8.
   const auto str = [&w](std::string_view s) {
-    w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
+    if (is_valid_utf8(s)) {
+      w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
+    } else {
+      const std::string valid = to_valid_utf8(s);
+      w.String(valid.data(), static_cast<rapidjson::SizeType>(valid.size()));
+    }
   };
   w.StartObject();
   w.Key("ok");
