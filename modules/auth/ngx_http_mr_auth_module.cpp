@@ -57,7 +57,7 @@ ngx_int_t authenticate(ngx_http_request_t* r, AuthCtx* ctx) {
   auto body = mr::ngx::request_body(r);
   if (!body) {
     ngx_log_error(NGX_LOG_ERR, r->connection->log, 0,
-                  "mr_auth: request body not in memory; client_body_buffer_size too small");
+                  "mr_auth: could not read the request body back");
     return mr::ngx::send_error(r, mr::ErrorCode::internal_error);
   }
   mr::auth::RequestFacts facts;

@@ -31,8 +31,9 @@ std::string_view request_id(ngx_http_request_t* r);
 // Path exactly as on the request line, without the query string.
 std::string_view raw_path(ngx_http_request_t* r);
 
-// The request body read in memory as one contiguous view (joined into the
-// pool if nginx kept several buffers); nullopt if it went to a file.
+// The request body as one contiguous view: in place, or joined into the
+// pool from several buffers and whatever nginx spooled to its temp file;
+// nullopt when out of memory or the temp file cannot be read back.
 std::optional<std::string_view> request_body(ngx_http_request_t* r);
 
 // Sends status + JSON body and returns what the handler should hand to
