@@ -9,7 +9,8 @@
 #   MR_PORT [8080] MR_PG_PORT [15432] MR_REDIS_PORT [16379]
 #   MR_ENVIRONMENT [sandbox]      mr_environment of the nginx server
 #   MR_PG_OPTS []                 extra postgres -c options (tests: fsync=off)
-#   MR_RATE_LIMIT [100r/s] MR_RATE_BURST [200]   per-key limit_req
+#   MR_RATE_LIMIT [100r/s] MR_RATE_BURST [200]   per-key limit_req (verified requests)
+#   MR_REFUSED_RATE [10r/s] MR_REFUSED_BURST [50]  per-address limit_req (refused requests)
 #   MR_OPS_PORT [8081]            the ops listener
 #   MR_PAYOUT_SIMULATOR [off] MR_PAYOUT_SIMULATOR_DELAY [5s]   sandbox payouts settle by
 #                                 themselves (read at every up/reload, not kept)
@@ -23,8 +24,9 @@ mkdir -p "$dir"; dir=$(cd "$dir" && pwd)
 [ -f "$dir/ports" ] && [ "$cmd" != up ] && source "$dir/ports"
 port=${MR_PORT:-8080} pg_port=${MR_PG_PORT:-15432} redis_port=${MR_REDIS_PORT:-16379}
 ops_port=${MR_OPS_PORT:-8081}
-[ "$cmd" = up ] && printf 'MR_PORT=%s\nMR_PG_PORT=%s\nMR_REDIS_PORT=%s\nMR_OPS_PORT=%s\nMR_RATE_LIMIT=%s\nMR_RATE_BURST=%s\n' \
-  "$port" "$pg_port" "$redis_port" "$ops_port" "${MR_RATE_LIMIT:-100r/s}" "${MR_RATE_BURST:-200}" > "$dir/ports"
+[ "$cmd" = up ] && printf 'MR_PORT=%s\nMR_PG_PORT=%s\nMR_REDIS_PORT=%s\nMR_OPS_PORT=%s\nMR_RATE_LIMIT=%s\nMR_RATE_BURST=%s\nMR_REFUSED_RATE=%s\nMR_REFUSED_BURST=%s\n' \
+  "$port" "$pg_port" "$redis_port" "$ops_port" "${MR_RATE_LIMIT:-100r/s}" "${MR_RATE_BURST:-200}" \
+  "${MR_REFUSED_RATE:-10r/s}" "${MR_REFUSED_BURST:-50}" > "$dir/ports"
 env_name=${MR_ENVIRONMENT:-sandbox}
 pgbin=/usr/lib/postgresql/15/bin
 dsn="host=127.0.0.1 hostaddr=127.0.0.1 port=$pg_port dbname=mr user=postgres gssencmode=disable sslmode=disable"
@@ -74,6 +76,7 @@ render_nginx_conf() {
       -e "s|@MASTER_KEY_FILE@|$dir/master.key|" -e "s|@PORT@|$port|" \
       -e "s|@REDIS@|127.0.0.1:$redis_port|" -e "s|@CONF_DIR@|$ngx|" \
       -e "s|@RATE_LIMIT@|${MR_RATE_LIMIT:-100r/s}|" -e "s|@RATE_BURST@|${MR_RATE_BURST:-200}|" \
+      -e "s|@REFUSED_RATE@|${MR_REFUSED_RATE:-10r/s}|" -e "s|@REFUSED_BURST@|${MR_REFUSED_BURST:-50}|" \
       -e "s|@OPS_PORT@|$ops_port|" -e "s|@OPS_TOKEN_FILE@|$dir/ops.token|" \
       -e "s|@PAYOUT_SIMULATOR@|${MR_PAYOUT_SIMULATOR:-off}|" \
       -e "s|@PAYOUT_SIMULATOR_DELAY@|${MR_PAYOUT_SIMULATOR_DELAY:-5s}|" \

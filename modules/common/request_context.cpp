@@ -34,7 +34,9 @@ void bind_request_context(ngx_cycle_t* cycle) {
 const RequestContext* authenticated(ngx_http_request_t* r) {
   if (g_auth_ctx_index == NGX_CONF_UNSET_UINT) return nullptr;
   const auto* ctx = static_cast<const RequestContext*>(r->main->ctx[g_auth_ctx_index]);
-  if (ctx == nullptr || ctx->layout != RequestContext::kLayout || ctx->key == nullptr) return nullptr;
+  if (ctx == nullptr || ctx->layout != RequestContext::kLayout || ctx->key == nullptr || ctx->refusal) {
+    return nullptr;
+  }
   return ctx;
 }
 

@@ -113,3 +113,62 @@ Test(edge, large_unsigned_body_is_unauthorized) {
     cr_expect_eq(r.status, 401, "%zu bytes: %s", size, r.body.c_str());
   }
 }
+
+namespace {
+
+// The limited server's access log lines (mr_json) whose requestId is `id`.
+std::string log_line(const std::string& id) {
+  std::ifstream in(env("MR_STACK_DIR") + "/nginx/logs/limited-access.log");
+  std::string found;
+  for (std::string line; std::getline(in, line);) {
+    if (line.find("\"requestId\":\"" + id + "\"") != std::string::npos) found = line;
+  }
+  return found;
+}
+
+}  // namespace
+
+// 300 unsigned requests naming club E's real key id used to spend E's rate
+// limit (limit_req ran on the raw header before the signature): now they are
+// refused per client address, logged without key or club, and E's next
+// signed request passes. Unknown key ids are limited per address too.
+Test(edge, refused_requests_spend_the_address_not_the_key) {
+  const std::string key_id = env("MR_KEY_E_ID");
+  mr::MrClient c(env("MR_LIMITED_URL"), key_id, env("MR_KEY_E_SECRET"));
+  int refused = 0, limited = 0;
+  std::string refused_id;
+  for (int i = 0; i < 300; ++i) {
+    // Names the key, no timestamp or signature: invalid_request.
+    auto r = c.send("GET", "/api/v1/members/rl/balance", "", {{"X-MR-Key-Id", key_id}});
+    if (r.status == 400) ++refused;
+    if (r.status == 429) ++limited;
+    if (r.status == 400 && refused_id.empty()) refused_id = mr::test::header(r, "x-request-id");
+  }
+  cr_expect_eq(refused + limited, 300);
+  cr_expect(limited > 0, "the per-address limit never refused (%d x 400)", refused);
+  auto signed_get = c.get("/api/v1/members/rl/balance");
+  cr_expect_neq(signed_get.status, 429, "the key's limit was spent by unsigned requests: %s", signed_get.body.c_str());
+  cr_expect_neq(signed_get.status, 401, "%s", signed_get.body.c_str());
+
+  // Logged only once verified: the refused request names no key or club,
+  // the signed one names both.
+  usleep(200 * 1000);
+  const std::string refused_line = log_line(refused_id);
+  cr_assert(!refused_line.empty(), "no log line for %s", refused_id.c_str());
+  cr_expect(refused_line.find("\"keyId\":\"\"") != std::string::npos, "%s", refused_line.c_str());
+  cr_expect(refused_line.find("\"clubId\":\"\"") != std::string::npos, "%s", refused_line.c_str());
+  const std::string signed_line = log_line(mr::test::header(signed_get, "x-request-id"));
+  cr_expect(signed_line.find("\"keyId\":\"" + key_id + "\"") != std::string::npos, "%s", signed_line.c_str());
+
+  // Unknown key ids were never limited; now the address is.
+  mr::MrClient stranger(env("MR_LIMITED_URL"), "mrk_sbx_unknown", "x");
+  int stranger_limited = 0;
+  for (int i = 0; i < 100; ++i) {
+    auto r = stranger.get("/api/v1/members/rl/balance");
+    if (r.status == 429) {
+      ++stranger_limited;
+      EXPECT_ERROR(r, 429, "rate_limited");
+    }
+  }
+  cr_expect(stranger_limited > 0);
+}
