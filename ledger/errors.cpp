@@ -82,6 +82,7 @@ ErrorCode code_for_status(int status) {
     case 405: return ErrorCode::method_not_allowed;
     case 413: return ErrorCode::payload_too_large;
     case 414: case 494: return ErrorCode::invalid_request;  // URI or header too long
+    case 505: return ErrorCode::invalid_request;            // a request line of HTTP/2.0 and up
     case 429: return ErrorCode::rate_limited;
     case 501: return ErrorCode::not_implemented;
     case 502: case 503: case 504: return ErrorCode::service_unavailable;

@@ -249,9 +249,7 @@ ngx_int_t json_error_handler(ngx_http_request_t* r) {
     ngx_int_t status = lcf->json_error_status != kJsonErrorFromErrorPage ? lcf->json_error_status
                        : r->err_status != 0       ? static_cast<ngx_int_t>(r->err_status)
                                                   : NGX_HTTP_NOT_FOUND;
-    if (r == r->main && !r->discard_body && r->request_body == nullptr) {
-      if (ngx_http_discard_request_body(r) != NGX_OK) r->keepalive = 0;
-    }
+    mr::ngx::discard_body(r);
     return mr::ngx::send_error(r, mr::code_for_status(static_cast<int>(status)));
   } catch (...) {
     return NGX_ERROR;

@@ -1,5 +1,6 @@
 #include "modules/common/http_json.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 
@@ -104,11 +105,20 @@ std::optional<std::string_view> request_body(ngx_http_request_t* r) {
   return std::string_view{reinterpret_cast<const char*>(joined), total};
 }
 
-ngx_int_t send_json(ngx_http_request_t* r, ngx_uint_t status, std::string_view body) {
+void discard_body(ngx_http_request_t* r) {
+  if (r == r->main && !r->discard_body && r->request_body == nullptr) {
+    if (ngx_http_discard_request_body(r) != NGX_OK) r->keepalive = 0;
+  }
+}
+
+ngx_int_t send_json(ngx_http_request_t* r, ngx_uint_t status, std::string_view body,
+                    std::string_view content_type) {
   r->headers_out.status = status;
   r->err_status = 0;  // an error_page redirect must not override our status
-  ngx_str_set(&r->headers_out.content_type, "application/json");
-  r->headers_out.content_type_len = r->headers_out.content_type.len;
+  r->headers_out.content_type.data = reinterpret_cast<u_char*>(const_cast<char*>(content_type.data()));
+  r->headers_out.content_type.len = content_type.size();
+  // The media type without parameters (where nginx's charset would go).
+  r->headers_out.content_type_len = std::min(content_type.size(), content_type.find(';'));
   r->headers_out.content_type_lowcase = nullptr;
   r->headers_out.content_length_n = static_cast<off_t>(body.size());
   if (r->headers_out.content_length) {

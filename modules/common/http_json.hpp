@@ -38,7 +38,13 @@ std::optional<std::string_view> request_body(ngx_http_request_t* r);
 
 // Sends status + JSON body and returns what the handler should hand to
 // ngx_http_finalize_request (or return from a content handler).
-ngx_int_t send_json(ngx_http_request_t* r, ngx_uint_t status, std::string_view body);
+// content_type must outlive the request (a literal).
+ngx_int_t send_json(ngx_http_request_t* r, ngx_uint_t status, std::string_view body,
+                    std::string_view content_type = "application/json");
+
+// For a handler that answers without reading the body: nginx reads and drops
+// it (or the connection closes after the answer).
+void discard_body(ngx_http_request_t* r);
 
 // Sends the failure envelope for `code`; 429 and 503 get Retry-After: 1.
 ngx_int_t send_error(ngx_http_request_t* r, ErrorCode code, std::string_view message = {},

@@ -26,10 +26,6 @@ bool token_matches(ngx_http_request_t* r) {
 
 ngx_int_t start(ngx_http_request_t* r) {
   const std::string_view path = raw_path(r);
-  if (path == "/healthz") return send_json(r, 200, R"({"ok":true,"data":{"status":"ok"}})");
-  if (!token_matches(r)) {
-    return send_error(r, mr::ErrorCode::unauthorized, "The ops listener wants its bearer token.");
-  }
   auto body = request_body(r);
   if (!body) return send_error(r, mr::ErrorCode::payload_too_large);
   mr::ledger::Request request;
@@ -43,6 +39,22 @@ ngx_int_t start(ngx_http_request_t* r) {
 
 }  // namespace
 
-ngx_int_t ops_handler(ngx_http_request_t* r) { return read_body_then<start>(r); }
+// The token is checked before any body is read: a caller without it gets
+// nothing read or spooled on its behalf.
+ngx_int_t ops_handler(ngx_http_request_t* r) {
+  try {
+    if (raw_path(r) == "/healthz") {
+      discard_body(r);
+      return send_json(r, 200, R"({"ok":true,"data":{"status":"ok"}})");
+    }
+    if (!token_matches(r)) {
+      discard_body(r);
+      return send_error(r, mr::ErrorCode::unauthorized, "The ops listener wants its bearer token.");
+    }
+  } catch (...) {
+    return NGX_HTTP_INTERNAL_SERVER_ERROR;
+  }
+  return read_body_then<start>(r);
+}
 
 }  // namespace mr::ngx::ledger

@@ -31,8 +31,9 @@ std::pair<std::string, int> host_port(const std::string& url) {
   return {url.substr(7, colon - 7), std::stoi(url.substr(colon + 1))};
 }
 
+// Gives up reading after `timeout_s` (the answer so far is returned).
 Raw raw_exchange(const std::string& url, const std::vector<std::string>& pieces,
-                 const std::string& source = "127.0.0.1") {
+                 const std::string& source = "127.0.0.1", int timeout_s = 30) {
   const auto [host, port] = host_port(url);
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   cr_assert(fd >= 0);
@@ -44,6 +45,8 @@ Raw raw_exchange(const std::string& url, const std::vector<std::string>& pieces,
   addr.sin_family = AF_INET;
   addr.sin_port = htons(static_cast<uint16_t>(port));
   ::inet_pton(AF_INET, host.c_str(), &addr.sin_addr);
+  timeval tv{timeout_s, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
   cr_assert_eq(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
   for (const auto& p : pieces) {
     if (::send(fd, p.data(), p.size(), MSG_NOSIGNAL) < 0) break;
@@ -56,7 +59,7 @@ Raw raw_exchange(const std::string& url, const std::vector<std::string>& pieces,
   const auto end = all.find("\r\n\r\n");
   out.head = all.substr(0, end);
   out.body = end == std::string::npos ? "" : all.substr(end + 4);
-  if (all.size() > 12) out.status = std::stol(all.substr(9, 3));
+  if (all.size() > 12 && all.starts_with("HTTP/")) out.status = std::stol(all.substr(9, 3));
   return out;
 }
 
@@ -171,4 +174,35 @@ Test(edge, refused_requests_spend_the_address_not_the_key) {
     }
   }
   cr_expect(stranger_limited > 0);
+}
+
+// nginx's 505 (a request line of HTTP/2.0) was its HTML page; every status
+// nginx answers by itself is the JSON envelope now.
+Test(edge, unsupported_http_version_is_json) {
+  const Raw r = raw_exchange(env("MR_BASE_URL"), {"GET /api/v1/members/m1/balance HTTP/2.0\r\nHost: x\r\n\r\n"});
+  cr_expect_eq(r.status, 400, "%s\n%s", r.head.c_str(), r.body.c_str());
+  cr_expect(r.head.find("Content-Type: application/json") != std::string::npos, "%s", r.head.c_str());
+  rapidjson::Document d = mr::parse_json(r.body);
+  cr_expect(d.IsObject() && d.HasMember("error") && d["error"]["code"] == "invalid_request", "%s", r.body.c_str());
+}
+
+// The access log's route held the decoded path's raw bytes (invalid UTF-8,
+// markup); now they are percent-encoded, and the line is valid UTF-8.
+Test(edge, logged_route_has_no_raw_bytes) {
+  mr::MrClient c(env("MR_LIMITED_URL"), env("MR_KEY_A_ID"), env("MR_KEY_A_SECRET"));
+  auto r = c.send("GET", "/api/v1/members/%FF%3Cscript%3E/balance", "", {});
+  const std::string id = mr::test::header(r, "x-request-id");
+  usleep(200 * 1000);
+  const std::string line = log_line(id);
+  cr_assert(!line.empty(), "no log line for %s", id.c_str());
+  cr_expect(line.find("\"route\":\"/api/v1/members/%FF<script>/balance\"") != std::string::npos, "%s", line.c_str());
+}
+
+// The ops listener read (and spooled) a body before looking at the token: a
+// caller without it announcing a body it never sends is answered at once.
+Test(edge, ops_token_before_body) {
+  const Raw r = raw_exchange(env("MR_OPS_URL"), {"POST /payouts/po_x/fail HTTP/1.1\r\nHost: x\r\n"
+                                                  "Content-Type: application/json\r\nContent-Length: 500000\r\n\r\n{"},
+                             "127.0.0.1", 3);
+  cr_expect_eq(r.status, 401, "%s\n%s", r.head.c_str(), r.body.c_str());
 }
