@@ -28,6 +28,10 @@ struct mr_auth_main_conf_t {
   ngx_str_t master_key_file;
   ngx_flag_t used;                    // some location has mr_auth on
   const mr::KeyCatalogue* catalogue;  // loaded by the module at (re)load, freed with the cycle
+  // Derived from the master key at (re)load, wiped with the cycle: the
+  // idempotency module seals its Redis records with it.
+  u_char idempotency_record_key[32];
+  ngx_flag_t idempotency_record_key_set;
 };
 
 struct mr_auth_loc_conf_t {

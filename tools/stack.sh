@@ -12,6 +12,8 @@
 #   MR_RATE_LIMIT [100r/s] MR_RATE_BURST [200]   per-key limit_req (verified requests)
 #   MR_REFUSED_RATE [10r/s] MR_REFUSED_BURST [50]  per-address limit_req (refused requests)
 #   MR_OPS_PORT [8081]            the ops listener
+#   MR_REDIS_PASSWORD []          at the first `up`: Redis requires it (requirepass) and
+#                                 nginx authenticates (mr_redis_password_file); kept after
 #   MR_PAYOUT_SIMULATOR [off] MR_PAYOUT_SIMULATOR_DELAY [5s]   sandbox payouts settle by
 #                                 themselves (read at every up/reload, not kept)
 # Writes <dir>/stack.env with the addresses, for scripts and tests to source.
@@ -55,13 +57,31 @@ PGCONF
   fi
 }
 
+redis_password_file="$dir/redis.password"
+# redis-cli with the stack's password, if it has one (REDISCLI_AUTH keeps it
+# off the command line).
+rcli() {
+  if [ -s "$redis_password_file" ]; then
+    REDISCLI_AUTH=$(cat "$redis_password_file") redis-cli -h 127.0.0.1 -p "$redis_port" "$@"
+  else
+    redis-cli -h 127.0.0.1 -p "$redis_port" "$@"
+  fi
+}
+
 redis_up() {
   mkdir -p "$dir/redis"
-  if ! redis-cli -h 127.0.0.1 -p "$redis_port" ping >/dev/null 2>&1; then
-    redis-server --bind 127.0.0.1 --port "$redis_port" --dir "$dir/redis" \
-      --daemonize yes --pidfile "$dir/redis/redis.pid" --logfile "$dir/redis/redis.log" \
-      --save "" --appendonly no >/dev/null
-    for _ in $(seq 50); do redis-cli -h 127.0.0.1 -p "$redis_port" ping >/dev/null 2>&1 && break; sleep 0.1; done
+  if [ -n "${MR_REDIS_PASSWORD:-}" ] && [ ! -s "$redis_password_file" ]; then
+    (umask 077; printf '%s\n' "$MR_REDIS_PASSWORD" > "$redis_password_file")
+  fi
+  # One configuration file, so a test that restarts Redis starts the same one.
+  (umask 077; {
+    printf 'bind 127.0.0.1\nport %s\ndir %s\ndaemonize yes\n' "$redis_port" "$dir/redis"
+    printf 'pidfile %s\nlogfile %s\nsave ""\nappendonly no\n' "$dir/redis/redis.pid" "$dir/redis/redis.log"
+    [ -s "$redis_password_file" ] && printf 'requirepass %s\n' "$(cat "$redis_password_file")"
+  } > "$dir/redis/redis.conf")
+  if ! rcli ping >/dev/null 2>&1; then
+    redis-server "$dir/redis/redis.conf" >/dev/null
+    for _ in $(seq 50); do rcli ping >/dev/null 2>&1 && break; sleep 0.1; done
   fi
 }
 
@@ -78,6 +98,7 @@ render_nginx_conf() {
       -e "s|@RATE_LIMIT@|${MR_RATE_LIMIT:-100r/s}|" -e "s|@RATE_BURST@|${MR_RATE_BURST:-200}|" \
       -e "s|@REFUSED_RATE@|${MR_REFUSED_RATE:-10r/s}|" -e "s|@REFUSED_BURST@|${MR_REFUSED_BURST:-50}|" \
       -e "s|@OPS_PORT@|$ops_port|" -e "s|@OPS_TOKEN_FILE@|$dir/ops.token|" \
+      -e "s|@REDIS_AUTH@|$([ -s "$redis_password_file" ] && echo "mr_redis_password_file $redis_password_file;")|" \
       -e "s|@PAYOUT_SIMULATOR@|${MR_PAYOUT_SIMULATOR:-off}|" \
       -e "s|@PAYOUT_SIMULATOR_DELAY@|${MR_PAYOUT_SIMULATOR_DELAY:-5s}|" \
       "$repo/conf/nginx.dev.conf.in" > "$ngx/nginx.conf.new"
@@ -94,6 +115,8 @@ MR_DSN='$dsn'
 MR_MRCTL='$mrctl'
 MR_MASTER_KEY_FILE='$dir/master.key'
 MR_REDIS_PORT='$redis_port'
+MR_REDIS_CONF='$dir/redis/redis.conf'
+MR_REDIS_PASSWORD_FILE='$([ -s "$redis_password_file" ] && echo "$redis_password_file")'
 MR_PG_PORT='$pg_port'
 MR_STACK_DIR='$dir'
 MR_RELOAD='$repo/tools/stack.sh reload $dir'
@@ -132,14 +155,14 @@ case "$cmd" in
       for _ in $(seq 100); do nginx_running || break; sleep 0.1; done
       nginx_running && kill -9 "$(cat "$dir/nginx/logs/nginx.pid")" 2>/dev/null || true
     fi
-    redis-cli -h 127.0.0.1 -p "$redis_port" shutdown nosave >/dev/null 2>&1 || true
+    rcli shutdown nosave >/dev/null 2>&1 || true
     if [ -s "$dir/pg/data/PG_VERSION" ]; then
       as_pg "$pgbin/pg_ctl" -D "$dir/pg/data" -m fast -w stop >/dev/null 2>&1 || true
     fi
     ;;
   status)
     nginx_running && echo "nginx: running" || echo "nginx: stopped"
-    redis-cli -h 127.0.0.1 -p "$redis_port" ping >/dev/null 2>&1 && echo "redis: running" || echo "redis: stopped"
+    rcli ping >/dev/null 2>&1 && echo "redis: running" || echo "redis: stopped"
     as_pg "$pgbin/pg_ctl" -D "$dir/pg/data" status >/dev/null 2>&1 && echo "postgres: running" || echo "postgres: stopped"
     ;;
   *) echo "usage: $0 up|down|reload|status <dir>" >&2; exit 2 ;;

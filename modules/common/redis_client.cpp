@@ -1,5 +1,7 @@
 #include "modules/common/redis_client.hpp"
 
+#include <openssl/crypto.h>
+
 #include "modules/common/foreign_socket.hpp"
 
 namespace mr::redis {
@@ -85,6 +87,7 @@ Client::Client(Settings settings, ngx_log_t* log) : settings_(std::move(settings
 Client::~Client() {
   if (connect_timer_.timer_set) ngx_del_timer(&connect_timer_);
   drop();
+  OPENSSL_cleanse(settings_.password.data(), settings_.password.size());
 }
 
 bool Client::ensure_connected() {
@@ -116,7 +119,22 @@ bool Client::ensure_connected() {
   redisAsyncSetDisconnectCallback(ac, disconnect_cb);
   ac_ = ac;
   connected_ = false;
-  // The connect completes on writability; commands queue in hiredis.
+  // The connect completes on writability; commands queue in hiredis, AUTH
+  // first, so every command after it runs authenticated.
+  if (!settings_.password.empty()) {
+    std::vector<const char*> args{"AUTH"};
+    std::vector<size_t> lens{4};
+    if (!settings_.username.empty()) {
+      args.push_back(settings_.username.data());
+      lens.push_back(settings_.username.size());
+    }
+    args.push_back(settings_.password.data());
+    lens.push_back(settings_.password.size());
+    const auto auth_cb = [](redisAsyncContext* c, void* reply, void*) {
+      if (c->data != nullptr) static_cast<Client*>(c->data)->on_auth_reply(static_cast<redisReply*>(reply));
+    };
+    redisAsyncCommandArgv(ac, auth_cb, nullptr, static_cast<int>(args.size()), args.data(), lens.data());
+  }
   add_write(ac->ev.data);
   ngx_add_timer(&connect_timer_, settings_.connect_timeout);
   return true;
@@ -133,6 +151,14 @@ void Client::on_connected(int status) {
     return;
   }
   connected_ = true;
+}
+
+void Client::on_auth_reply(const redisReply* reply) {
+  // A refused AUTH leaves the connection up; every command then fails
+  // (NOAUTH) and requests go on to the database path.
+  if (reply != nullptr && reply->type == REDIS_REPLY_ERROR) {
+    ngx_log_error(NGX_LOG_ERR, log_, 0, "mr redis: AUTH refused: %s", reply->str);
+  }
 }
 
 void Client::on_disconnected() {

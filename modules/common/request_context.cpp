@@ -26,6 +26,12 @@ bool auth_module_loaded(ngx_conf_t* cf, const char* directive) {
   return false;
 }
 
+const mr_auth_main_conf_t* auth_main_conf(ngx_cycle_t* cycle) {
+  ngx_module_t* auth = find_auth_module(cycle->modules, cycle->modules_n);
+  if (auth == nullptr) return nullptr;
+  return static_cast<const mr_auth_main_conf_t*>(ngx_http_cycle_get_module_main_conf(cycle, (*auth)));
+}
+
 void bind_request_context(ngx_cycle_t* cycle) {
   ngx_module_t* auth = find_auth_module(cycle->modules, cycle->modules_n);
   g_auth_ctx_index = auth != nullptr ? auth->ctx_index : NGX_CONF_UNSET_UINT;

@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "ledger/errors.hpp"
+#include "lua-free-config/auth_conf.hpp"
 #include "lua-free-config/nginx.hpp"
 
 namespace mr {
@@ -40,6 +41,8 @@ inline constexpr std::string_view kAuthModuleName = "ngx_http_mr_auth_module";
 // At postconfiguration: is the auth module loaded (a one-line nginx -t
 // error naming `directive` otherwise)?
 bool auth_module_loaded(ngx_conf_t* cf, const char* directive);
+// The auth module's http main conf in this cycle (nullptr if not loaded).
+const mr_auth_main_conf_t* auth_main_conf(ngx_cycle_t* cycle);
 // At a worker's start: remember where the auth module keeps its context.
 void bind_request_context(ngx_cycle_t* cycle);
 // The authenticated request's context; nullptr when auth did not pass it

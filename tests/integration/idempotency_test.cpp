@@ -23,7 +23,6 @@ std::int64_t balance(mr::MrClient& c, const std::string& id) {
   return i64(data_of(c.get("/api/v1/members/" + id + "/balance")), "pointsBalance");
 }
 
-std::string redis_cli() { return "redis-cli -h 127.0.0.1 -p " + env("MR_REDIS_PORT") + " "; }
 }  // namespace
 
 Test(idempotency, retry_after_success_replays_byte_for_byte) {
@@ -159,3 +158,4 @@ Test(idempotency, exact_after_redis_lost_its_data) {
   cr_assert_eq(sh(redis_cli() + "FLUSHALL >/dev/null"), 0);
   twenty_at_once("after FLUSHALL");
 }
+
