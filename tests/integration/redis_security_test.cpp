@@ -15,16 +15,6 @@ using namespace mr::test;
 namespace {
 const std::string kRef = "club-a";
 
-std::string onboard(mr::MrClient& c) {
-  const std::string id = unique("mem");
-  auto r = c.post("/api/v1/members", member_body(kRef, id), unique("k"));
-  cr_assert_eq(r.status, 201, "%s", r.body.c_str());
-  return id;
-}
-
-std::int64_t balance(mr::MrClient& c, const std::string& id) {
-  return i64(data_of(c.get("/api/v1/members/" + id + "/balance")), "pointsBalance");
-}
 
 std::string capture(const std::string& cmd) {
   std::string out;
@@ -71,7 +61,7 @@ Test(redis_security, the_edge_authenticates_to_redis) {
 // verify now counts as absent, and the retry is answered from PostgreSQL.
 Test(redis_security, forged_record_is_not_replayed) {
   auto c = client("A");
-  const std::string id = onboard(c);
+  const std::string id = onboard_member(c, kRef);
   const std::string key = unique("forge"), body = settle_body(kRef, id, unique("tx"), 5000);
   auto first = c.post("/api/v1/transactions/settled", body, key);
   cr_assert_eq(first.status, 200, "%s", first.body.c_str());
@@ -101,5 +91,5 @@ Test(redis_security, forged_record_is_not_replayed) {
   cr_expect(retry.body.find("forged") == std::string::npos, "the forgery was replayed: %s", retry.body.c_str());
   cr_expect_eq(retry.body, first.body, "the database's kept answer");
   cr_expect_eq(header(retry, "x-mr-idempotent-replay"), std::string("true"));
-  cr_expect_eq(balance(c, id), 50, "awarded once");
+  cr_expect_eq(points_balance(c, id), 50, "awarded once");
 }
