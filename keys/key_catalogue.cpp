@@ -1,11 +1,17 @@
 #include "keys/key_catalogue.hpp"
 
+#include <openssl/crypto.h>
+
 #include <charconv>
 #include <new>
 
 #include "keys/blocking_pg.hpp"
 
 namespace mr {
+
+KeyCatalogue::~KeyCatalogue() {
+  for (auto& [id, entry] : keys_) OPENSSL_cleanse(entry.secret.data(), entry.secret.size());
+}
 
 const KeyEntry* KeyCatalogue::find(std::string_view key_id) const {
   auto it = keys_.find(key_id);

@@ -25,6 +25,11 @@ struct KeyEntry {
 
 class KeyCatalogue {
  public:
+  KeyCatalogue() = default;
+  KeyCatalogue(KeyCatalogue&&) = default;
+  KeyCatalogue& operator=(KeyCatalogue&&) = default;
+  ~KeyCatalogue();  // wipes the decrypted secrets
+
   const KeyEntry* find(std::string_view key_id) const;
   std::size_t size() const { return keys_.size(); }
   void add(KeyEntry entry);

@@ -1,13 +1,18 @@
 #include "keys/secret_box.hpp"
 
+#include "keys/hmac_key.hpp"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <memory>
 
+#include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/rand.h>
 
@@ -34,11 +39,28 @@ const unsigned char* u(std::string_view s) { return reinterpret_cast<const unsig
 
 }  // namespace
 
+MasterKey::~MasterKey() { OPENSSL_cleanse(bytes.data(), bytes.size()); }
+
 std::optional<MasterKey> load_master_key(std::string_view path, std::string& err) {
   const std::string p(path);
   FdCloser f{::open(p.c_str(), O_RDONLY | O_CLOEXEC)};
   if (f.fd < 0) {
     err = p + ": " + std::strerror(errno);
+    return std::nullopt;
+  }
+  struct stat st{};
+  if (::fstat(f.fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    err = p + ": not a regular file";
+    return std::nullopt;
+  }
+  if ((st.st_mode & 077) != 0) {
+    char mode[8];
+    std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+    err = p + ": mode " + mode + " lets group or others at the master key; chmod 600 it";
+    return std::nullopt;
+  }
+  if (st.st_uid != ::geteuid() && st.st_uid != 0) {
+    err = p + ": owned by uid " + std::to_string(st.st_uid) + ", neither this user nor root";
     return std::nullopt;
   }
   MasterKey key;
@@ -49,6 +71,16 @@ std::optional<MasterKey> load_master_key(std::string_view path, std::string& err
     return std::nullopt;
   }
   return key;
+}
+
+std::optional<std::array<unsigned char, 32>> derive_key(const MasterKey& master, std::string_view label) {
+  const HmacKey prf(std::string_view(reinterpret_cast<const char*>(master.bytes.data()), master.bytes.size()));
+  auto digest = prf.digest(label);
+  if (!digest) return std::nullopt;
+  std::array<unsigned char, 32> out{};
+  std::copy(digest->begin(), digest->end(), out.begin());
+  OPENSSL_cleanse(digest->data(), digest->size());
+  return out;
 }
 
 bool create_master_key_file(std::string_view path, std::string& err) {
@@ -101,6 +133,7 @@ std::optional<std::string> open(const MasterKey& key, std::string_view sealed, s
                         static_cast<int>(n)) != 1 ||
       EVP_CIPHER_CTX_ctrl(ctx.get(), EVP_CTRL_GCM_SET_TAG, kTag, tag.data()) != 1 ||
       EVP_DecryptFinal_ex(ctx.get(), reinterpret_cast<unsigned char*>(out.data()) + len, &len) != 1) {
+    OPENSSL_cleanse(out.data(), out.size());  // plaintext of a secret that did not authenticate
     return std::nullopt;
   }
   return out;

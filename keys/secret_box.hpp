@@ -10,11 +10,21 @@
 
 namespace mr {
 
+// Wiped from memory when it goes.
 struct MasterKey {
   std::array<unsigned char, 32> bytes{};
+  ~MasterKey();
 };
 
+// Refuses a file that is not a regular file, that group or others may read
+// or write (mode & 077), or that is owned by neither this user nor root: a
+// key anyone else can read protects nothing.
 std::optional<MasterKey> load_master_key(std::string_view path, std::string& err);
+
+// A 32-byte key for another purpose, derived from the master key
+// (HMAC-SHA256 of the label), so one file keeps one secret. nullopt when
+// OpenSSL fails.
+std::optional<std::array<unsigned char, 32>> derive_key(const MasterKey& master, std::string_view label);
 bool create_master_key_file(std::string_view path, std::string& err);
 
 // nonce(12) || ciphertext || tag(16); the AAD (the key id) binds a sealed

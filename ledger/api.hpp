@@ -25,10 +25,15 @@ struct Request {
   std::string_view fingerprint;      // POST: SHA-256 of method, path, body
 };
 
+inline constexpr std::string_view kJsonContentType = "application/json";
+// Prometheus' text exposition format (the ops listener's /metrics).
+inline constexpr std::string_view kPrometheusContentType = "text/plain; version=0.0.4";
+
 struct Response {
   int status = 500;
   std::string body;
   bool replayed = false;  // answered from a kept idempotency record
+  std::string_view content_type = kJsonContentType;  // a static string
 };
 
 struct Query {

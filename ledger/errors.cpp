@@ -5,6 +5,8 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include "ledger/text_rules.hpp"
+
 namespace mr {
 namespace {
 
@@ -80,6 +82,7 @@ ErrorCode code_for_status(int status) {
     case 405: return ErrorCode::method_not_allowed;
     case 413: return ErrorCode::payload_too_large;
     case 414: case 494: return ErrorCode::invalid_request;  // URI or header too long
+    case 505: return ErrorCode::invalid_request;            // a request line of HTTP/2.0 and up
     case 429: return ErrorCode::rate_limited;
     case 501: return ErrorCode::not_implemented;
     case 502: case 503: case 504: return ErrorCode::service_unavailable;
@@ -94,8 +97,14 @@ std::string render_error(ErrorCode code, std::string_view message,
   if (message.empty()) message = default_message(code);
   rapidjson::StringBuffer out;
   rapidjson::Writer<rapidjson::StringBuffer> w(out);
+  // Messages may quote client bytes: the answer stays valid UTF-8.
   const auto str = [&w](std::string_view s) {
-    w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
+    if (is_valid_utf8(s)) {
+      w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
+    } else {
+      const std::string valid = to_valid_utf8(s);
+      w.String(valid.data(), static_cast<rapidjson::SizeType>(valid.size()));
+    }
   };
   w.StartObject();
   w.Key("ok");

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <vector>
 
 #include <rapidjson/error/en.h>
 
@@ -138,36 +139,7 @@ std::optional<std::int64_t> Fields::integer(const rapidjson::Value& obj, const s
 }
 
 bool is_storable_utf8(std::string_view s) {
-  std::size_t i = 0;
-  while (i < s.size()) {
-    const auto b = static_cast<unsigned char>(s[i]);
-    if (b == 0) return false;
-    if (b < 0x80) {
-      ++i;
-      continue;
-    }
-    std::size_t len;
-    std::uint32_t cp;
-    if (b >= 0xC2 && b <= 0xDF) {
-      len = 2, cp = b & 0x1F;
-    } else if (b >= 0xE0 && b <= 0xEF) {
-      len = 3, cp = b & 0x0F;
-    } else if (b >= 0xF0 && b <= 0xF4) {
-      len = 4, cp = b & 0x07;
-    } else {
-      return false;  // continuation byte, overlong lead C0/C1, or F5..FF
-    }
-    if (i + len > s.size()) return false;
-    for (std::size_t k = 1; k < len; ++k) {
-      const auto c = static_cast<unsigned char>(s[i + k]);
-      if ((c & 0xC0) != 0x80) return false;
-      cp = (cp << 6) | (c & 0x3F);
-    }
-    const bool overlong = (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000);
-    if (overlong || (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF) return false;
-    i += len;
-  }
-  return true;
+  return s.find('\0') == std::string_view::npos && is_valid_utf8(s);
 }
 
 std::optional<std::int64_t> clamped_integer_token(std::string_view body, const char* object, const char* key) {
@@ -187,7 +159,61 @@ std::optional<std::int64_t> clamped_integer_token(std::string_view body, const c
   return negative ? INT64_MIN : INT64_MAX;
 }
 
+namespace {
+
+// Every container of a body counts one level; far more than any endpoint
+// needs, and it bounds every walk over a parsed document.
+constexpr std::size_t kMaxDepth = 32;
+
+// What RapidJSON accepts but a strict reading refuses: nesting deeper than
+// kMaxDepth and a key twice in one object (which of the two would count is
+// left to the reader, so a signed body could mean two things). Walks with
+// its own stack, never recursion.
+std::optional<std::string> structure_problem(const rapidjson::Value& root) {
+  struct Frame {
+    const rapidjson::Value* value;
+    std::size_t depth;
+  };
+  std::vector<Frame> stack{{&root, 1}};
+  std::vector<std::string_view> names;
+  while (!stack.empty()) {
+    const Frame frame = stack.back();
+    stack.pop_back();
+    if (frame.depth > kMaxDepth) {
+      return "The body nests containers deeper than " + std::to_string(kMaxDepth) + " levels.";
+    }
+    if (frame.value->IsObject()) {
+      names.clear();
+      for (const auto& m : frame.value->GetObject()) {
+        names.emplace_back(m.name.GetString(), m.name.GetStringLength());
+        if (m.value.IsObject() || m.value.IsArray()) stack.push_back({&m.value, frame.depth + 1});
+      }
+      std::sort(names.begin(), names.end());
+      if (std::adjacent_find(names.begin(), names.end()) != names.end()) {
+        return std::string("The body repeats a key within one object.");
+      }
+    } else if (frame.value->IsArray()) {
+      for (const auto& e : frame.value->GetArray()) {
+        if (e.IsObject() || e.IsArray()) stack.push_back({&e, frame.depth + 1});
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 std::optional<rapidjson::Document> parse_object(std::string_view body, std::string& why) {
+  // RapidJSON reads a NUL as the end of its input and skips a UTF-8 BOM, so
+  // "{...}\0anything" and a BOM-prefixed body would parse: refused first.
+  if (body.find('\0') != std::string_view::npos) {
+    why = "The body is not valid JSON: it contains a NUL byte.";
+    return std::nullopt;
+  }
+  if (body.starts_with("\xEF\xBB\xBF")) {
+    why = "The body is not valid JSON: it starts with a byte order mark.";
+    return std::nullopt;
+  }
   rapidjson::Document d;
   // Iterative: a deeply nested body cannot exhaust the worker's stack.
   d.Parse<rapidjson::kParseValidateEncodingFlag | rapidjson::kParseIterativeFlag>(body.data(), body.size());
@@ -200,9 +226,14 @@ std::optional<rapidjson::Document> parse_object(std::string_view body, std::stri
     why = "The body must be a JSON object.";
     return std::nullopt;
   }
+  if (auto problem = structure_problem(d)) {
+    why = "The body is not valid JSON: " + *problem;
+    return std::nullopt;
+  }
   return d;
 }
 
+// Recursion depth is bounded by parse_object's kMaxDepth.
 bool contains_club_id(const rapidjson::Value& v) {
   if (v.IsObject()) {
     for (const auto& m : v.GetObject()) {

@@ -63,10 +63,13 @@ std::optional<std::int64_t> clamped_integer_token(std::string_view body, const c
 
 std::string join(const std::string& path, const char* key);
 
-// Parses a body that must be a JSON object; nullopt with the reason.
+// Parses a body that must be one strict JSON object: no NUL byte, no BOM,
+// nothing after the value, no key twice in an object, at most 32 nested
+// containers. nullopt with the reason (an invalid_request message).
 std::optional<rapidjson::Document> parse_object(std::string_view body, std::string& why);
 
-// True when "clubId" appears as a key anywhere in the document.
+// True when "clubId" appears as a key anywhere in a document parse_object
+// accepted (its depth limit bounds the recursion).
 bool contains_club_id(const rapidjson::Value& v);
 
 }  // namespace mr::ledger

@@ -28,7 +28,7 @@ class OpsPending final : public Pending {
       return Response{500, render_error(ErrorCode::internal_error, "", request_id), false};
     }
     const std::string_view v = result.value(0, 0);
-    if (shape_ == Shape::metrics_text) return Response{200, std::string(v), false};
+    if (shape_ == Shape::metrics_text) return Response{200, std::string(v), false, kPrometheusContentType};
     if (shape_ == Shape::ready) return Response{200, R"({"ok":true,"data":{"status":"ready"}})", false};
     rapidjson::Document d;
     d.Parse(v.data(), v.size());

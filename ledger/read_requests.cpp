@@ -83,7 +83,14 @@ std::variant<Error, HistoryQuery> parse_history_query(std::string_view query, bo
   };
   for_each_query_param(query, [&](std::string_view name, std::string_view raw_value) {
     auto value = percent_decode(raw_value, true);
-    if (!value) return fail(bad(std::string(name), "is not valid percent-encoding"));
+    // Only a parameter this endpoint knows is named back: an unknown name is
+    // client bytes (invalid UTF-8, markup) that the answer must not echo.
+    if (!value) {
+      const bool known = name == "limit" || name == "before" || (name == "filter" && with_filter);
+      if (known) return fail(bad(std::string(name), "is not valid percent-encoding"));
+      return fail(Error{ErrorCode::invalid_request, "The query string is not valid percent-encoding.",
+                        {{"query", "is not valid percent-encoding"}}});
+    }
     if (name == "limit" || name == "before") {
       std::int64_t n = -1;
       auto [end, ec] = std::from_chars(value->data(), value->data() + value->size(), n);

@@ -2,6 +2,8 @@
 #pragma once
 
 #include <algorithm>
+#include <cstdint>
+#include <string>
 #include <string_view>
 
 namespace mr {
@@ -14,6 +16,60 @@ inline bool is_printable_ascii(std::string_view s) {
 // Header tokens (X-MR-Idempotency-Key): printable without the space.
 inline bool is_visible_ascii(std::string_view s) {
   return std::all_of(s.begin(), s.end(), [](char c) { return c >= 0x21 && c <= 0x7e; });
+}
+
+// Length of the well-formed UTF-8 sequence starting at s[i], or 0 (a stray
+// continuation byte, an overlong form, a surrogate, above U+10FFFF, cut off).
+inline std::size_t utf8_sequence_length(std::string_view s, std::size_t i) {
+  const auto b = static_cast<unsigned char>(s[i]);
+  if (b < 0x80) return 1;
+  std::size_t len;
+  std::uint32_t cp;
+  if (b >= 0xC2 && b <= 0xDF) {
+    len = 2, cp = b & 0x1F;
+  } else if (b >= 0xE0 && b <= 0xEF) {
+    len = 3, cp = b & 0x0F;
+  } else if (b >= 0xF0 && b <= 0xF4) {
+    len = 4, cp = b & 0x07;
+  } else {
+    return 0;
+  }
+  if (i + len > s.size()) return 0;
+  for (std::size_t k = 1; k < len; ++k) {
+    const auto c = static_cast<unsigned char>(s[i + k]);
+    if ((c & 0xC0) != 0x80) return 0;
+    cp = (cp << 6) | (c & 0x3F);
+  }
+  const bool overlong = (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000);
+  if (overlong || (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF) return 0;
+  return len;
+}
+
+inline bool is_valid_utf8(std::string_view s) {
+  for (std::size_t i = 0; i < s.size();) {
+    const std::size_t len = utf8_sequence_length(s, i);
+    if (len == 0) return false;
+    i += len;
+  }
+  return true;
+}
+
+// s with every byte that is not part of well-formed UTF-8 replaced by
+// U+FFFD: what an answer or a log line may carry of client bytes.
+inline std::string to_valid_utf8(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (std::size_t i = 0; i < s.size();) {
+    const std::size_t len = utf8_sequence_length(s, i);
+    if (len == 0) {
+      out += "\xEF\xBF\xBD";
+      ++i;
+    } else {
+      out.append(s.substr(i, len));
+      i += len;
+    }
+  }
+  return out;
 }
 
 }  // namespace mr

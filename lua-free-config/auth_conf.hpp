@@ -33,6 +33,10 @@ struct mr_auth_main_conf_t {
   ngx_msec_t catalogue_loaded_unix_ms; // when and how long that load took (metrics)
   ngx_msec_t catalogue_load_ms;
   mr_metrics_conf_t metrics;
+  // Derived from the master key at (re)load, wiped with the cycle: the
+  // idempotency module seals its Redis records with it.
+  u_char idempotency_record_key[32];
+  ngx_flag_t idempotency_record_key_set;
 };
 
 struct mr_auth_loc_conf_t {

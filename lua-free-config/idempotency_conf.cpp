@@ -1,5 +1,7 @@
 #include "lua-free-config/idempotency_conf.hpp"
 
+#include "lua-free-config/secret_file.hpp"
+
 namespace mr::conf {
 
 ngx_command_t idempotency_commands[] = {
@@ -9,6 +11,10 @@ ngx_command_t idempotency_commands[] = {
      offsetof(mr_idempotency_loc_conf_t, enabled), nullptr},
     {ngx_string("mr_redis"), NGX_HTTP_MAIN_CONF | NGX_CONF_TAKE1, ngx_conf_set_str_slot,
      NGX_HTTP_MAIN_CONF_OFFSET, offsetof(mr_idempotency_main_conf_t, redis), nullptr},
+    {ngx_string("mr_redis_password_file"), NGX_HTTP_MAIN_CONF | NGX_CONF_TAKE1, ngx_conf_set_str_slot,
+     NGX_HTTP_MAIN_CONF_OFFSET, offsetof(mr_idempotency_main_conf_t, redis_password_file), nullptr},
+    {ngx_string("mr_redis_username"), NGX_HTTP_MAIN_CONF | NGX_CONF_TAKE1, ngx_conf_set_str_slot,
+     NGX_HTTP_MAIN_CONF_OFFSET, offsetof(mr_idempotency_main_conf_t, redis_username), nullptr},
     {ngx_string("mr_redis_connect_timeout"), NGX_HTTP_MAIN_CONF | NGX_CONF_TAKE1,
      ngx_conf_set_msec_slot, NGX_HTTP_MAIN_CONF_OFFSET,
      offsetof(mr_idempotency_main_conf_t, connect_timeout), nullptr},
@@ -57,6 +63,14 @@ char* idempotency_init_main(ngx_conf_t* cf, void* conf) {
       ngx_inet_addr(mcf->redis_host.data, mcf->redis_host.len) == INADDR_NONE) {
     ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "mr_redis \"%V\" must be an IPv4 address and port",
                        &mcf->redis);
+    return static_cast<char*>(NGX_CONF_ERROR);
+  }
+  if (mcf->redis_username.len != 0 && mcf->redis_password_file.len == 0) {
+    ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "mr_redis_username needs mr_redis_password_file");
+    return static_cast<char*>(NGX_CONF_ERROR);
+  }
+  if (mcf->redis_password_file.len != 0 &&
+      !read_secret_file(cf, "mr_redis_password_file", mcf->redis_password_file, 1, mcf->redis_password)) {
     return static_cast<char*>(NGX_CONF_ERROR);
   }
   return NGX_CONF_OK;

@@ -3,6 +3,8 @@
 //   mr_idempotency on|off;                 http, server, location (default off): POSTs
 //                                          carry X-MR-Idempotency-Key, scoped by the club
 //   mr_redis <ip>:<port>;                  http (default 127.0.0.1:6379)
+//   mr_redis_password_file <path>;         http: Redis AUTH password, read by the master
+//   mr_redis_username <name>;              http: Redis ACL user for AUTH (needs the password)
 //   mr_redis_connect_timeout <time>;       http (default 200ms)
 //   mr_redis_timeout <time>;               http: per command (default 200ms); past it the
 //                                          request goes on to the database path
@@ -22,6 +24,9 @@ struct mr_idempotency_main_conf_t {
   ngx_flag_t used;
   ngx_str_t redis_host;  // parsed from redis
   ngx_int_t redis_port;
+  ngx_str_t redis_password_file;
+  ngx_str_t redis_username;
+  ngx_str_t redis_password;  // read from the file at (re)load, wiped with the cycle
 };
 
 struct mr_idempotency_loc_conf_t {

@@ -1,5 +1,7 @@
 #include "lua-free-config/ledger_conf.hpp"
 
+#include "lua-free-config/secret_file.hpp"
+
 namespace mr::conf {
 namespace {
 
@@ -9,33 +11,6 @@ char* set_role(ngx_conf_t*, ngx_command_t* cmd, void* conf) {
   if (lcf->role != mr_ledger_role::none) return const_cast<char*>("is duplicate");
   lcf->role = static_cast<mr_ledger_role>(cmd->offset);
   return NGX_CONF_OK;
-}
-
-// The master reads the token (a root-only file is fine); workers keep it.
-bool read_token(ngx_conf_t* cf, mr_ledger_main_conf_t* mcf) {
-  ngx_file_t file{};
-  file.name = mcf->ops_token_file;
-  file.log = cf->log;
-  file.fd = ngx_open_file(mcf->ops_token_file.data, NGX_FILE_RDONLY, NGX_FILE_OPEN, 0);
-  if (file.fd == NGX_INVALID_FILE) {
-    ngx_conf_log_error(NGX_LOG_EMERG, cf, ngx_errno, "mr_ops_token_file: cannot open \"%V\"",
-                       &mcf->ops_token_file);
-    return false;
-  }
-  u_char buf[512];
-  const ssize_t n = ngx_read_file(&file, buf, sizeof(buf), 0);
-  ngx_close_file(file.fd);
-  std::size_t len = n > 0 ? static_cast<std::size_t>(n) : 0;
-  while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == '\r' || buf[len - 1] == ' ')) len--;
-  if (len < 16 || len == sizeof(buf)) {
-    ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "mr_ops_token_file: the token must be 16 to 511 bytes");
-    return false;
-  }
-  mcf->ops_token.data = static_cast<u_char*>(ngx_pnalloc(cf->pool, len));
-  if (mcf->ops_token.data == nullptr) return false;
-  ngx_memcpy(mcf->ops_token.data, buf, len);
-  mcf->ops_token.len = len;
-  return true;
 }
 
 }  // namespace
@@ -90,7 +65,11 @@ char* ledger_init_main(ngx_conf_t* cf, void* conf) {
   ngx_conf_init_msec_value(mcf->query_timeout, 5000);
   ngx_conf_init_value(mcf->simulator, 0);
   ngx_conf_init_msec_value(mcf->simulator_delay, 5000);
-  if (mcf->ops_token_file.len != 0 && !read_token(cf, mcf)) return static_cast<char*>(NGX_CONF_ERROR);
+  // The master reads the token (a root-only file is fine); workers keep it.
+  if (mcf->ops_token_file.len != 0 &&
+      !read_secret_file(cf, "mr_ops_token_file", mcf->ops_token_file, 16, mcf->ops_token)) {
+    return static_cast<char*>(NGX_CONF_ERROR);
+  }
   if (mcf->pool_size < 1 || mcf->pool_size > 256) {
     ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "mr_ledger_pool_size must be 1..256");
     return static_cast<char*>(NGX_CONF_ERROR);

@@ -9,8 +9,11 @@
 #   MR_PORT [8080] MR_PG_PORT [15432] MR_REDIS_PORT [16379]
 #   MR_ENVIRONMENT [sandbox]      mr_environment of the nginx server
 #   MR_PG_OPTS []                 extra postgres -c options (tests: fsync=off)
-#   MR_RATE_LIMIT [100r/s] MR_RATE_BURST [200]   per-key limit_req
+#   MR_RATE_LIMIT [100r/s] MR_RATE_BURST [200]   per-key limit_req (verified requests)
+#   MR_REFUSED_RATE [10r/s] MR_REFUSED_BURST [50]  per-address limit_req (refused requests)
 #   MR_OPS_PORT [8081]            the ops listener
+#   MR_REDIS_PASSWORD []          at the first `up`: Redis requires it (requirepass) and
+#                                 nginx authenticates (mr_redis_password_file); kept after
 #   MR_PAYOUT_SIMULATOR [off] MR_PAYOUT_SIMULATOR_DELAY [5s]   sandbox payouts settle by
 #                                 themselves (read at every up/reload, not kept)
 #   MR_PG_STANDBY_PORT []         also run a synchronous streaming standby (<dir>/pg-standby,
@@ -40,9 +43,9 @@ fi
 port=${MR_PORT:-8080} pg_port=${MR_PG_PORT:-15432} redis_port=${MR_REDIS_PORT:-16379}
 ops_port=${MR_OPS_PORT:-8081}
 standby_port=${MR_PG_STANDBY_PORT:-} node_of=${MR_NODE_OF:-}
-[ "$cmd" = up ] && printf 'MR_PORT=%s\nMR_PG_PORT=%s\nMR_REDIS_PORT=%s\nMR_OPS_PORT=%s\nMR_RATE_LIMIT=%s\nMR_RATE_BURST=%s\nMR_PG_STANDBY_PORT=%s\nMR_NODE_OF=%s\n' \
+[ "$cmd" = up ] && printf 'MR_PORT=%s\nMR_PG_PORT=%s\nMR_REDIS_PORT=%s\nMR_OPS_PORT=%s\nMR_RATE_LIMIT=%s\nMR_RATE_BURST=%s\nMR_REFUSED_RATE=%s\nMR_REFUSED_BURST=%s\nMR_PG_STANDBY_PORT=%s\nMR_NODE_OF=%s\n' \
   "$port" "$pg_port" "$redis_port" "$ops_port" "${MR_RATE_LIMIT:-100r/s}" "${MR_RATE_BURST:-200}" \
-  "$standby_port" "$node_of" > "$dir/ports"
+  "${MR_REFUSED_RATE:-10r/s}" "${MR_REFUSED_BURST:-50}" "$standby_port" "$node_of" > "$dir/ports"
 env_name=${MR_ENVIRONMENT:-sandbox}
 pgbin=/usr/lib/postgresql/15/bin
 if [ -n "$standby_port" ]; then
@@ -56,11 +59,12 @@ fi
 dsn="$dsn dbname=mr user=postgres gssencmode=disable sslmode=disable"
 [ "$cmd" = up ] && [ -n "${MR_PG_DSN:-}" ] && printf '%s\n' "$MR_PG_DSN" > "$dir/pg.dsn"
 [ -s "$dir/pg.dsn" ] && dsn=$(cat "$dir/pg.dsn")
-master_key=$dir/master.key ops_token=$dir/ops.token
+master_key=$dir/master.key ops_token=$dir/ops.token redis_password_file=$dir/redis.password
 if [ -n "$node_of" ]; then
   # A second node: everything but nginx belongs to the other stack.
-  eval "$(sed -n 's/^MR_\(DSN\|REDIS_PORT\|MASTER_KEY_FILE\|OPS_TOKEN_FILE\)=/of_&/p' "$node_of/stack.env")"
+  eval "$(sed -n 's/^MR_\(DSN\|REDIS_PORT\|REDIS_PASSWORD_FILE\|MASTER_KEY_FILE\|OPS_TOKEN_FILE\)=/of_&/p' "$node_of/stack.env")"
   redis_port=$of_MR_REDIS_PORT master_key=$of_MR_MASTER_KEY_FILE ops_token=$of_MR_OPS_TOKEN_FILE
+  redis_password_file=$of_MR_REDIS_PASSWORD_FILE
   [ -s "$dir/pg.dsn" ] || dsn=$of_MR_DSN  # MR_PG_DSN may name the servers otherwise
 fi
 mrctl="$build/tools/mrctl/mrctl"
@@ -123,13 +127,30 @@ PGCONF
   fi
 }
 
+# redis-cli with the stack's password, if it has one (REDISCLI_AUTH keeps it
+# off the command line).
+rcli() {
+  if [ -s "$redis_password_file" ]; then
+    REDISCLI_AUTH=$(cat "$redis_password_file") redis-cli -h 127.0.0.1 -p "$redis_port" "$@"
+  else
+    redis-cli -h 127.0.0.1 -p "$redis_port" "$@"
+  fi
+}
+
 redis_up() {
   mkdir -p "$dir/redis"
-  if ! redis-cli -h 127.0.0.1 -p "$redis_port" ping >/dev/null 2>&1; then
-    redis-server --bind 127.0.0.1 --port "$redis_port" --dir "$dir/redis" \
-      --daemonize yes --pidfile "$dir/redis/redis.pid" --logfile "$dir/redis/redis.log" \
-      --save "" --appendonly no >/dev/null
-    for _ in $(seq 50); do redis-cli -h 127.0.0.1 -p "$redis_port" ping >/dev/null 2>&1 && break; sleep 0.1; done
+  if [ -n "${MR_REDIS_PASSWORD:-}" ] && [ ! -s "$redis_password_file" ]; then
+    (umask 077; printf '%s\n' "$MR_REDIS_PASSWORD" > "$redis_password_file")
+  fi
+  # One configuration file, so a test that restarts Redis starts the same one.
+  (umask 077; {
+    printf 'bind 127.0.0.1\nport %s\ndir %s\ndaemonize yes\n' "$redis_port" "$dir/redis"
+    printf 'pidfile %s\nlogfile %s\nsave ""\nappendonly no\n' "$dir/redis/redis.pid" "$dir/redis/redis.log"
+    if [ -s "$redis_password_file" ]; then printf 'requirepass %s\n' "$(cat "$redis_password_file")"; fi
+  } > "$dir/redis/redis.conf")
+  if ! rcli ping >/dev/null 2>&1; then
+    redis-server "$dir/redis/redis.conf" >/dev/null
+    for _ in $(seq 50); do rcli ping >/dev/null 2>&1 && break; sleep 0.1; done
   fi
 }
 
@@ -144,7 +165,9 @@ render_nginx_conf() {
       -e "s|@MASTER_KEY_FILE@|$master_key|" -e "s|@PORT@|$port|" \
       -e "s|@REDIS@|127.0.0.1:$redis_port|" -e "s|@CONF_DIR@|$ngx|" \
       -e "s|@RATE_LIMIT@|${MR_RATE_LIMIT:-100r/s}|" -e "s|@RATE_BURST@|${MR_RATE_BURST:-200}|" \
+      -e "s|@REFUSED_RATE@|${MR_REFUSED_RATE:-10r/s}|" -e "s|@REFUSED_BURST@|${MR_REFUSED_BURST:-50}|" \
       -e "s|@OPS_PORT@|$ops_port|" -e "s|@OPS_TOKEN_FILE@|$ops_token|" \
+      -e "s|@REDIS_AUTH@|$([ -s "$redis_password_file" ] && echo "mr_redis_password_file $redis_password_file;")|" \
       -e "s|@PAYOUT_SIMULATOR@|${MR_PAYOUT_SIMULATOR:-off}|" \
       -e "s|@PAYOUT_SIMULATOR_DELAY@|${MR_PAYOUT_SIMULATOR_DELAY:-5s}|" \
       "$repo/conf/nginx.dev.conf.in" > "$ngx/nginx.conf.new"
@@ -161,6 +184,8 @@ MR_DSN='$dsn'
 MR_MRCTL='$mrctl'
 MR_MASTER_KEY_FILE='$master_key'
 MR_REDIS_PORT='$redis_port'
+MR_REDIS_CONF='$dir/redis/redis.conf'
+MR_REDIS_PASSWORD_FILE='$([ -s "$redis_password_file" ] && echo "$redis_password_file")'
 MR_PG_PORT='$pg_port'
 MR_STACK_DIR='$dir'
 MR_RELOAD='$repo/tools/stack.sh reload $dir'
@@ -205,7 +230,7 @@ case "$cmd" in
       nginx_running && kill -9 "$(cat "$dir/nginx/logs/nginx.pid")" 2>/dev/null || true
     fi
     [ -n "$node_of" ] && exit 0  # the other stack's services are not ours
-    redis-cli -h 127.0.0.1 -p "$redis_port" shutdown nosave >/dev/null 2>&1 || true
+    rcli shutdown nosave >/dev/null 2>&1 || true
     for data in "$dir/pg/data" "$dir/pg-standby/data"; do
       if [ -s "$data/PG_VERSION" ]; then
         as_pg "$pgbin/pg_ctl" -D "$data" -m fast -w stop >/dev/null 2>&1 || true
@@ -215,7 +240,7 @@ case "$cmd" in
   status)
     nginx_running && echo "nginx: running" || echo "nginx: stopped"
     [ -n "$node_of" ] && exit 0
-    redis-cli -h 127.0.0.1 -p "$redis_port" ping >/dev/null 2>&1 && echo "redis: running" || echo "redis: stopped"
+    rcli ping >/dev/null 2>&1 && echo "redis: running" || echo "redis: stopped"
     if [ -s "$dir/pg.dsn" ]; then
       psql "$dsn" -XtAc "SELECT 1" >/dev/null 2>&1 && echo "postgres: reachable" || echo "postgres: unreachable"
     else

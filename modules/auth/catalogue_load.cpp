@@ -2,6 +2,8 @@
 
 #include <chrono>
 #include <new>
+
+#include <openssl/crypto.h>
 #include <string>
 
 #include "keys/key_catalogue.hpp"
@@ -23,6 +25,20 @@ ngx_int_t load_catalogue(ngx_conf_t* cf, mr_auth_main_conf_t* mcf) {
                          err.c_str());
       return NGX_ERROR;
     }
+    auto record_key = mr::derive_key(*master, "mr idempotency record mac v1");
+    ngx_pool_cleanup_t* wipe = ngx_pool_cleanup_add(cf->pool, 0);
+    if (!record_key || wipe == nullptr) {
+      ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "mr_auth: cannot derive the idempotency record key");
+      return NGX_ERROR;
+    }
+    ngx_memcpy(mcf->idempotency_record_key, record_key->data(), record_key->size());
+    OPENSSL_cleanse(record_key->data(), record_key->size());
+    mcf->idempotency_record_key_set = 1;
+    wipe->data = mcf;
+    wipe->handler = [](void* data) {
+      auto* conf = static_cast<mr_auth_main_conf_t*>(data);
+      OPENSSL_cleanse(conf->idempotency_record_key, sizeof(conf->idempotency_record_key));
+    };
     auto catalogue = mr::load_key_catalogue(view(mcf->catalogue_dsn), *master, view(mcf->environment), err);
     if (!catalogue) {
       ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "mr_catalogue_dsn: cannot load keys: %s",

@@ -1,8 +1,10 @@
-// The auth edge module: reads the body in the access phase, checks key,
+// The auth edge module: reads the body in the rewrite phase, checks key,
 // headers, timestamp window and HMAC (rules in auth_core, order in
 // check_request) and keeps what it learned in the request context the other
-// modules read; exports $mr_key_id, $mr_club_id, $mr_partner_ref and
-// $mr_request_id for logs and limit_req, stamps X-Request-Id on every
+// modules read; answers a refusal in the access phase, after limit_req
+// (preaccess) has charged it to the client address; exports $mr_key_id,
+// $mr_club_id, $mr_partner_ref (verified keys only), $mr_unauthenticated_addr,
+// $mr_route and $mr_request_id for logs and limit_req, stamps X-Request-Id on every
 // response and answers nginx's own errors with the JSON envelope
 // (mr_json_error). Directives: lua-free-config/auth_conf.
 #include <chrono>
@@ -20,6 +22,7 @@
 #include "modules/common/node_metrics.hpp"
 #include "modules/common/phases.hpp"
 #include "modules/common/request_context.hpp"
+#include "modules/common/request_id.hpp"
 
 extern "C" ngx_module_t ngx_http_mr_auth_module;
 
@@ -41,26 +44,30 @@ AuthCtx* get_ctx(ngx_http_request_t* r) {
   return static_cast<AuthCtx*>(ngx_http_get_module_ctx(r, ngx_http_mr_auth_module));
 }
 
-// The key a request names: the authenticated one, or before auth has run
-// (limit_req in the preaccess phase) the active key X-MR-Key-Id names, so
-// rate limits apply per key from the first phase on.
-const mr::KeyEntry* request_key(ngx_http_request_t* r) {
-  if (AuthCtx* ctx = get_ctx(r); ctx != nullptr && ctx->key != nullptr) return ctx->key;
-  const mr_auth_main_conf_t* mcf = main_conf(r);
-  if (mcf->catalogue == nullptr) return nullptr;
-  auto key_id = mr::ngx::header_in(r, "X-MR-Key-Id");
-  return key_id ? mcf->catalogue->find(*key_id) : nullptr;
+void destroy_ctx(void* data) { static_cast<AuthCtx*>(data)->~AuthCtx(); }
+
+// The module ctx, or after an internal redirect (error_page to /mr-error
+// clears every module's ctx) the one still in the request pool: the log line
+// of a verified request answered by an error page still names its key.
+const AuthCtx* surviving_ctx(ngx_http_request_t* r) {
+  if (const AuthCtx* ctx = get_ctx(r->main); ctx != nullptr) return ctx;
+  if (!r->main->internal) return nullptr;
+  for (ngx_pool_cleanup_t* cln = r->main->pool->cleanup; cln != nullptr; cln = cln->next) {
+    if (cln->handler == destroy_ctx) return static_cast<const AuthCtx*>(cln->data);
+  }
+  return nullptr;
 }
 
-// Decides the request once its body is in memory; answers failures itself.
-ngx_int_t authenticate(ngx_http_request_t* r, AuthCtx* ctx) {
+// Decides the request once its body is read: the verified key, or the
+// refusal the access handler answers after limit_req has counted it.
+void authenticate(ngx_http_request_t* r, AuthCtx* ctx) {
   const mr_auth_main_conf_t* mcf = main_conf(r);
   const mr_auth_loc_conf_t* lcf = loc_conf(r);
   auto body = mr::ngx::request_body(r);
   if (!body) {
-    ngx_log_error(NGX_LOG_ERR, r->connection->log, 0,
-                  "mr_auth: request body not in memory; client_body_buffer_size too small");
-    return mr::ngx::send_error(r, mr::ErrorCode::internal_error);
+    ngx_log_error(NGX_LOG_ERR, r->connection->log, 0, "mr_auth: could not read the request body back");
+    ctx->refusal = mr::Error{mr::ErrorCode::internal_error, {}, {}};
+    return;
   }
   mr::auth::RequestFacts facts;
   facts.method = mr::ngx::view(r->method_name);
@@ -88,36 +95,34 @@ ngx_int_t authenticate(ngx_http_request_t* r, AuthCtx* ctx) {
   };
   const auto verdict = mr::auth::check_request(facts, lookup, std::chrono::system_clock::now(),
                                                std::chrono::seconds(lcf->timestamp_window));
-  if (verdict.error) return mr::ngx::send_error(r, *verdict.error, verdict.message);
-
+  if (verdict.error) {
+    ctx->refusal = mr::Error{*verdict.error, verdict.message, {}};
+    return;
+  }
+  // Verified: from here on the key's rate limit counts the request.
+  ctx->key = found;
   // The club comes from the key alone (spec rule 7); the ledger's rule,
   // applied here to every path under the edge.
   if (mr::ledger::query_has_club_id(mr::ngx::view(r->args))) {
-    const mr::Error error = mr::ledger::club_id_in_query_error();
-    return mr::ngx::send_error(r, error.code, error.message, error.details);
+    ctx->refusal = mr::ledger::club_id_in_query_error();
   }
-  ctx->key = found;
-  return NGX_DECLINED;
 }
 
 void body_read(ngx_http_request_t* r) {
   AuthCtx* ctx = get_ctx(r);
-  ngx_int_t rc;
   try {
-    rc = authenticate(r, ctx);
+    authenticate(r, ctx);
   } catch (...) {
-    rc = mr::ngx::send_error(r, mr::ErrorCode::internal_error);
-  }
-  if (rc != NGX_DECLINED) {
-    ngx_http_finalize_request(r, rc);
-    return;
+    ctx->refusal = mr::Error{mr::ErrorCode::internal_error, {}, {}};
   }
   ctx->status = NGX_DECLINED;
   r->write_event_handler = ngx_http_core_run_phases;
   ngx_http_core_run_phases(r);
 }
 
-ngx_int_t access_handler(ngx_http_request_t* r) {
+// Rewrite phase: read the body and decide, before limit_req (preaccess)
+// looks at $mr_key_id (verified keys only) and $mr_unauthenticated_addr.
+ngx_int_t rewrite_handler(ngx_http_request_t* r) {
   if (r != r->main || !loc_conf(r)->enabled) return NGX_DECLINED;
   if (AuthCtx* ctx = get_ctx(r); ctx != nullptr) return ctx->status;
 
@@ -125,13 +130,29 @@ ngx_int_t access_handler(ngx_http_request_t* r) {
   ngx_pool_cleanup_t* cln = ngx_pool_cleanup_add(r->pool, sizeof(AuthCtx));
   if (cln == nullptr) return NGX_HTTP_INTERNAL_SERVER_ERROR;
   auto* ctx = new (cln->data) AuthCtx{};
-  cln->handler = [](void* data) { static_cast<AuthCtx*>(data)->~AuthCtx(); };
+  cln->handler = destroy_ctx;
   ngx_http_set_ctx(r, ctx, ngx_http_mr_auth_module);
 
   r->request_body_in_single_buf = 1;
   ngx_int_t rc = ngx_http_read_client_request_body(r, body_read);
   if (rc >= NGX_HTTP_SPECIAL_RESPONSE) return rc;
   ngx_http_finalize_request(r, NGX_DONE);
+  return NGX_DONE;
+}
+
+// Access phase: answers the refusal decided in the rewrite phase.
+ngx_int_t access_handler(ngx_http_request_t* r) {
+  if (r != r->main || !loc_conf(r)->enabled) return NGX_DECLINED;
+  const AuthCtx* ctx = get_ctx(r);
+  if (ctx != nullptr && !ctx->refusal) return NGX_DECLINED;
+  ngx_int_t rc;
+  try {
+    rc = ctx == nullptr ? mr::ngx::send_error(r, mr::ErrorCode::internal_error)
+                        : mr::ngx::send_error(r, ctx->refusal->code, ctx->refusal->message, ctx->refusal->details);
+  } catch (...) {
+    rc = NGX_ERROR;
+  }
+  ngx_http_finalize_request(r, rc);
   return NGX_DONE;
 }
 
@@ -143,21 +164,47 @@ ngx_int_t header_filter(ngx_http_request_t* r) {
   return next_header_filter(r);
 }
 
-enum class VarField : uintptr_t { key_id, club_id, partner_ref, request_id };
+enum class VarField : uintptr_t { key_id, club_id, partner_ref, request_id, unauthenticated_addr, route };
+
+ngx_int_t g_binary_remote_addr_index = NGX_ERROR;
+
+// $uri with every byte outside printable ASCII (and '%', '"', '\\')
+// percent-encoded: a log line holds no raw client bytes.
+std::string printable_route(std::string_view uri) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  out.reserve(uri.size());
+  for (char ch : uri) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c > 0x20 && c < 0x7f && c != '%' && c != '"' && c != '\\') {
+      out.push_back(ch);
+    } else {
+      out += {'%', kHex[c >> 4], kHex[c & 0xF]};
+    }
+  }
+  return out;
+}
 
 ngx_int_t get_variable(ngx_http_request_t* r, ngx_http_variable_value_t* v, uintptr_t data) {
-  std::string_view value;
-  char club_id_text[NGX_INT64_LEN + 1];
   const auto field = static_cast<VarField>(data);
   if (field == VarField::request_id) return mr::ngx::generate_request_id(r, v);
-  if (const mr::KeyEntry* key = request_key(r); key != nullptr) {
-    if (field == VarField::key_id) value = key->key_id;
-    if (field == VarField::partner_ref) value = key->partner_ref;
-    if (field == VarField::club_id) {
-      u_char* end = ngx_sprintf(reinterpret_cast<u_char*>(club_id_text), "%L",
-                                static_cast<int64_t>(key->club_id));
-      value = {club_id_text, static_cast<size_t>(end - reinterpret_cast<u_char*>(club_id_text))};
-    }
+  std::string value;
+  const AuthCtx* ctx = field == VarField::route ? nullptr : surviving_ctx(r);
+  // Only a verified key is named: a request that merely names one is
+  // neither charged to its rate limit nor logged as its club's.
+  const mr::KeyEntry* key = ctx != nullptr ? ctx->key : nullptr;
+  switch (field) {
+    case VarField::request_id: break;  // generated above
+    case VarField::route: value = printable_route(mr::ngx::view(r->uri)); break;
+    case VarField::key_id: if (key != nullptr) value = key->key_id; break;
+    case VarField::partner_ref: if (key != nullptr) value = key->partner_ref; break;
+    case VarField::club_id: if (key != nullptr) value = std::to_string(key->club_id); break;
+    case VarField::unauthenticated_addr:
+      if (ctx != nullptr && key == nullptr && ctx->refusal && g_binary_remote_addr_index != NGX_ERROR) {
+        ngx_http_variable_value_t* addr = ngx_http_get_indexed_variable(r, g_binary_remote_addr_index);
+        if (addr != nullptr && !addr->not_found) value.assign(reinterpret_cast<const char*>(addr->data), addr->len);
+      }
+      break;
   }
   if (value.empty()) {
     v->not_found = 1;
@@ -184,6 +231,8 @@ ngx_int_t add_variables(ngx_conf_t* cf) {
       {ngx_string("mr_club_id"), VarField::club_id, NGX_HTTP_VAR_NOCACHEABLE},
       {ngx_string("mr_partner_ref"), VarField::partner_ref, NGX_HTTP_VAR_NOCACHEABLE},
       {ngx_string("mr_request_id"), VarField::request_id, 0},
+      {ngx_string("mr_unauthenticated_addr"), VarField::unauthenticated_addr, NGX_HTTP_VAR_NOCACHEABLE},
+      {ngx_string("mr_route"), VarField::route, NGX_HTTP_VAR_NOCACHEABLE},
   };
   for (auto& var : vars) {
     ngx_http_variable_t* v = ngx_http_add_variable(cf, &var.name, var.flags);
@@ -206,9 +255,7 @@ ngx_int_t json_error_handler(ngx_http_request_t* r) {
     ngx_int_t status = lcf->json_error_status != kJsonErrorFromErrorPage ? lcf->json_error_status
                        : r->err_status != 0       ? static_cast<ngx_int_t>(r->err_status)
                                                   : NGX_HTTP_NOT_FOUND;
-    if (r == r->main && !r->discard_body && r->request_body == nullptr) {
-      if (ngx_http_discard_request_body(r) != NGX_OK) r->keepalive = 0;
-    }
+    mr::ngx::discard_body(r);
     return mr::ngx::send_error(r, mr::code_for_status(static_cast<int>(status)));
   } catch (...) {
     return NGX_ERROR;
@@ -218,7 +265,8 @@ ngx_int_t json_error_handler(ngx_http_request_t* r) {
 ngx_int_t postconfiguration(ngx_conf_t* cf) {
   auto* cmcf = static_cast<ngx_http_core_main_conf_t*>(
       ngx_http_conf_get_module_main_conf(cf, ngx_http_core_module));
-  if (!mr::ngx::add_phase_handler(cmcf, NGX_HTTP_ACCESS_PHASE, access_handler) ||
+  if (!mr::ngx::add_phase_handler(cmcf, NGX_HTTP_REWRITE_PHASE, rewrite_handler) ||
+      !mr::ngx::add_phase_handler(cmcf, NGX_HTTP_ACCESS_PHASE, access_handler) ||
       !mr::ngx::add_phase_handler(cmcf, NGX_HTTP_CONTENT_PHASE, json_error_handler)) {
     return NGX_ERROR;
   }
@@ -227,6 +275,9 @@ ngx_int_t postconfiguration(ngx_conf_t* cf) {
   ngx_http_top_header_filter = header_filter;
 
   if (mr::ngx::init_request_id(cf) != NGX_OK) return NGX_ERROR;
+  ngx_str_t binary_remote_addr = ngx_string("binary_remote_addr");
+  g_binary_remote_addr_index = ngx_http_get_variable_index(cf, &binary_remote_addr);
+  if (g_binary_remote_addr_index == NGX_ERROR) return NGX_ERROR;
   auto* mcf = static_cast<mr_auth_main_conf_t*>(
       ngx_http_conf_get_module_main_conf(cf, ngx_http_mr_auth_module));
   if (mcf->used || mcf->catalogue_dsn.len != 0) {

@@ -1,5 +1,6 @@
 #include "modules/common/http_json.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 
@@ -50,29 +51,51 @@ std::string_view raw_path(ngx_http_request_t* r) {
 
 std::optional<std::string_view> request_body(ngx_http_request_t* r) {
   if (r->request_body == nullptr || r->request_body->bufs == nullptr) return std::string_view{};
+  const auto in_file_only = [](const ngx_buf_t* b) { return b->in_file && !ngx_buf_in_memory(b); };
+  const auto length = [&](const ngx_buf_t* b) {
+    return static_cast<std::size_t>(in_file_only(b) ? b->file_last - b->file_pos : b->last - b->pos);
+  };
   std::size_t total = 0;
   ngx_chain_t* only = nullptr;
-  std::size_t memory_bufs = 0;
+  std::size_t parts = 0;
+  bool spooled = false;
   for (ngx_chain_t* cl = r->request_body->bufs; cl != nullptr; cl = cl->next) {
-    ngx_buf_t* b = cl->buf;
-    if (b->in_file && !ngx_buf_in_memory(b)) return std::nullopt;
-    const auto len = static_cast<std::size_t>(b->last - b->pos);
+    const std::size_t len = length(cl->buf);
     if (len == 0) continue;
+    spooled = spooled || in_file_only(cl->buf);
     total += len;
     only = cl;
-    memory_bufs++;
+    parts++;
   }
-  if (memory_bufs == 0) return std::string_view{};
-  if (memory_bufs == 1) {
+  if (parts == 0) return std::string_view{};
+  if (parts == 1 && !spooled) {
     return std::string_view{reinterpret_cast<const char*>(only->buf->pos), total};
   }
+  // Several parts, or a part nginx spooled to its temp file (chunked framing
+  // fills the buffer long before the body reaches the size cap): joined in
+  // the pool. The file is one nginx has just written, at most the body cap.
   auto* joined = static_cast<u_char*>(ngx_pnalloc(r->pool, total));
   if (joined == nullptr) return std::nullopt;
   u_char* p = joined;
   for (ngx_chain_t* cl = r->request_body->bufs; cl != nullptr; cl = cl->next) {
-    p = ngx_cpymem(p, cl->buf->pos, cl->buf->last - cl->buf->pos);
+    ngx_buf_t* b = cl->buf;
+    const std::size_t len = length(b);
+    if (len == 0) continue;
+    if (in_file_only(b)) {
+      const ssize_t n = ngx_read_file(b->file, p, len, b->file_pos);
+      if (n != static_cast<ssize_t>(len)) return std::nullopt;
+      p += len;
+    } else {
+      p = ngx_cpymem(p, b->pos, len);
+    }
   }
   return std::string_view{reinterpret_cast<const char*>(joined), total};
+}
+
+void discard_body(ngx_http_request_t* r) {
+  if (r == r->main && !r->discard_body && r->request_body == nullptr) {
+    if (ngx_http_discard_request_body(r) != NGX_OK) r->keepalive = 0;
+  }
 }
 
 std::optional<std::string_view> traceparent(ngx_http_request_t* r) {
@@ -80,12 +103,15 @@ std::optional<std::string_view> traceparent(ngx_http_request_t* r) {
   return given ? valid_traceparent(*given) : std::nullopt;
 }
 
-ngx_int_t send_json(ngx_http_request_t* r, ngx_uint_t status, std::string_view body) {
+ngx_int_t send_json(ngx_http_request_t* r, ngx_uint_t status, std::string_view body,
+                    std::string_view content_type) {
   if (status >= 400) note_error_code(r, body);
   r->headers_out.status = status;
   r->err_status = 0;  // an error_page redirect must not override our status
-  ngx_str_set(&r->headers_out.content_type, "application/json");
-  r->headers_out.content_type_len = r->headers_out.content_type.len;
+  r->headers_out.content_type.data = reinterpret_cast<u_char*>(const_cast<char*>(content_type.data()));
+  r->headers_out.content_type.len = content_type.size();
+  // The media type without parameters (where nginx's charset would go).
+  r->headers_out.content_type_len = std::min(content_type.size(), content_type.find(';'));
   r->headers_out.content_type_lowcase = nullptr;
   r->headers_out.content_length_n = static_cast<off_t>(body.size());
   if (r->headers_out.content_length) {

@@ -41,14 +41,21 @@ std::optional<std::string_view> traceparent(ngx_http_request_t* r);
 // Path exactly as on the request line, without the query string.
 std::string_view raw_path(ngx_http_request_t* r);
 
-// The request body read in memory as one contiguous view (joined into the
-// pool if nginx kept several buffers); nullopt if it went to a file.
+// The request body as one contiguous view: in place, or joined into the
+// pool from several buffers and whatever nginx spooled to its temp file;
+// nullopt when out of memory or the temp file cannot be read back.
 std::optional<std::string_view> request_body(ngx_http_request_t* r);
 
 // Sends status + JSON body (an error envelope's code noted for the log
 // phase) and returns what the handler should hand to
 // ngx_http_finalize_request (or return from a content handler).
-ngx_int_t send_json(ngx_http_request_t* r, ngx_uint_t status, std::string_view body);
+// content_type must outlive the request (a literal).
+ngx_int_t send_json(ngx_http_request_t* r, ngx_uint_t status, std::string_view body,
+                    std::string_view content_type = "application/json");
+
+// For a handler that answers without reading the body: nginx reads and drops
+// it (or the connection closes after the answer).
+void discard_body(ngx_http_request_t* r);
 
 // Sends the failure envelope for `code`; 429 and 503 get Retry-After: 1.
 ngx_int_t send_error(ngx_http_request_t* r, ErrorCode code, std::string_view message = {},

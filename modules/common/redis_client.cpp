@@ -1,5 +1,7 @@
 #include "modules/common/redis_client.hpp"
 
+#include <openssl/crypto.h>
+
 #include "modules/common/foreign_socket.hpp"
 #include "modules/common/node_metrics.hpp"
 
@@ -109,6 +111,7 @@ Client::~Client() {
     ngx_delete_posted_event(&flush_event_);
   }
   drop();
+  OPENSSL_cleanse(settings_.password.data(), settings_.password.size());
 }
 
 bool Client::defer_write() {
@@ -149,7 +152,22 @@ bool Client::ensure_connected() {
   redisAsyncSetDisconnectCallback(ac, disconnect_cb);
   ac_ = ac;
   connected_ = false;
-  // The connect completes on writability; commands queue in hiredis.
+  // The connect completes on writability; commands queue in hiredis, AUTH
+  // first, so every command after it runs authenticated.
+  if (!settings_.password.empty()) {
+    std::vector<const char*> args{"AUTH"};
+    std::vector<size_t> lens{4};
+    if (!settings_.username.empty()) {
+      args.push_back(settings_.username.data());
+      lens.push_back(settings_.username.size());
+    }
+    args.push_back(settings_.password.data());
+    lens.push_back(settings_.password.size());
+    const auto auth_cb = [](redisAsyncContext* c, void* reply, void*) {
+      if (c->data != nullptr) static_cast<Client*>(c->data)->on_auth_reply(static_cast<redisReply*>(reply));
+    };
+    redisAsyncCommandArgv(ac, auth_cb, nullptr, static_cast<int>(args.size()), args.data(), lens.data());
+  }
   add_write(ac->ev.data);
   ngx_add_timer(&connect_timer_, settings_.connect_timeout);
   return true;
@@ -167,6 +185,14 @@ void Client::on_connected(int status) {
     return;
   }
   connected_ = true;
+}
+
+void Client::on_auth_reply(const redisReply* reply) {
+  // A refused AUTH leaves the connection up; every command then fails
+  // (NOAUTH) and requests go on to the database path.
+  if (reply != nullptr && reply->type == REDIS_REPLY_ERROR) {
+    ngx_log_error(NGX_LOG_ERR, log_, 0, "mr redis: AUTH refused: %s", reply->str);
+  }
 }
 
 void Client::on_disconnected() {

@@ -25,6 +25,8 @@ struct Settings {
   int port = 6379;
   ngx_msec_t connect_timeout = 200;
   ngx_msec_t command_timeout = 200;
+  std::string username;  // AUTH [username] password on every connect when
+  std::string password;  // the password is set; wiped with the client
 };
 
 // One command in flight. `done` runs at most once: with the reply, or with
@@ -58,6 +60,7 @@ class Client {
 
   // Internal, for the hiredis callbacks.
   void on_connected(int status);
+  void on_auth_reply(const redisReply* reply);
   void on_disconnected();
   void on_timeout(Call* call);
   ngx_log_t* log() const { return log_; }

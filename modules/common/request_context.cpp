@@ -31,6 +31,12 @@ bool auth_module_present(ngx_cycle_t* cycle) {
   return find_auth_module(cycle->modules, cycle->modules_n) != nullptr;
 }
 
+const mr_auth_main_conf_t* auth_main_conf(ngx_cycle_t* cycle) {
+  ngx_module_t* auth = find_auth_module(cycle->modules, cycle->modules_n);
+  if (auth == nullptr) return nullptr;
+  return static_cast<const mr_auth_main_conf_t*>(ngx_http_cycle_get_module_main_conf(cycle, (*auth)));
+}
+
 void bind_request_context(ngx_cycle_t* cycle) {
   ngx_module_t* auth = find_auth_module(cycle->modules, cycle->modules_n);
   g_auth_ctx_index = auth != nullptr ? auth->ctx_index : NGX_CONF_UNSET_UINT;
@@ -42,7 +48,9 @@ void bind_request_context(ngx_cycle_t* cycle) {
 const RequestContext* authenticated(ngx_http_request_t* r) {
   if (g_auth_ctx_index == NGX_CONF_UNSET_UINT) return nullptr;
   const auto* ctx = static_cast<const RequestContext*>(r->main->ctx[g_auth_ctx_index]);
-  if (ctx == nullptr || ctx->layout != RequestContext::kLayout || ctx->key == nullptr) return nullptr;
+  if (ctx == nullptr || ctx->layout != RequestContext::kLayout || ctx->key == nullptr || ctx->refusal) {
+    return nullptr;
+  }
   return ctx;
 }
 

@@ -7,8 +7,11 @@
 
 #include <cstdint>
 #include <string>
+#include <optional>
 #include <string_view>
 
+#include "ledger/errors.hpp"
+#include "lua-free-config/auth_conf.hpp"
 #include "lua-free-config/nginx.hpp"
 
 namespace mr {
@@ -20,10 +23,13 @@ namespace mr::ngx {
 struct RequestContext {
   // The three modules are separate .so files built from one tree; a module
   // from another build would read a different layout: refused, not misread.
-  static constexpr std::uint32_t kLayout = 1;
+  static constexpr std::uint32_t kLayout = 2;
   std::uint32_t layout = kLayout;
-  ngx_int_t status = NGX_DONE;        // the auth access handler's answer when re-entered
+  ngx_int_t status = NGX_DONE;        // the auth rewrite handler's answer when re-entered
   const KeyEntry* key = nullptr;      // set once the signature verified
+  // The edge's refusal, decided in the rewrite phase and answered in the
+  // access phase, so limit_req (preaccess) in between sees who failed.
+  std::optional<Error> refusal;
   std::string_view body;              // the whole body, in memory
   std::string_view idempotency_key;   // X-MR-Idempotency-Key as sent (empty if none)
   std::string body_sha256_hex;
@@ -36,10 +42,13 @@ inline constexpr std::string_view kAuthModuleName = "ngx_http_mr_auth_module";
 // nginx -t error naming `directive`.
 const ngx_module_t* auth_module(ngx_conf_t* cf, const char* directive);
 bool auth_module_present(ngx_cycle_t* cycle);
+// The auth module's http main conf in this cycle (nullptr if not loaded).
+const mr_auth_main_conf_t* auth_main_conf(ngx_cycle_t* cycle);
 // At a worker's start: remember where the auth module keeps its context
 // (and the node's counters, which its zone holds).
 void bind_request_context(ngx_cycle_t* cycle);
-// The authenticated request's context; nullptr when auth did not pass it.
+// The authenticated request's context; nullptr when auth did not pass it
+// (or refused it for another reason, such as clubId in the query).
 const RequestContext* authenticated(ngx_http_request_t* r);
 
 }  // namespace mr::ngx

@@ -1,8 +1,13 @@
 #include "modules/idempotency/idempotency_core.hpp"
 
+#include <openssl/crypto.h>
+
 #include <rapidjson/document.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
+
+#include "keys/hmac_key.hpp"
+#include "modules/common/digest.hpp"
 
 namespace mr::idempotency {
 namespace {
@@ -31,6 +36,35 @@ std::string redis_key(std::int64_t club_id, std::string_view idempotency_key) {
   std::string key = "mr:idem:";
   key.append(std::to_string(club_id)).append(":").append(idempotency_key);
   return key;
+}
+
+namespace {
+
+std::optional<std::string> record_mac_hex(const HmacKey& mac, std::string_view redis_key, std::string_view record) {
+  std::string input;
+  input.reserve(redis_key.size() + 1 + record.size());
+  input.append(redis_key).append("\n").append(record);  // the key holds no newline
+  const auto digest = mac.digest(input);
+  if (!digest) return std::nullopt;
+  return to_hex(digest->data(), digest->size());
+}
+
+constexpr std::size_t kMacHex = 64;
+
+}  // namespace
+
+std::optional<std::string> seal_record(const HmacKey& mac, std::string_view redis_key, std::string_view record) {
+  auto hex = record_mac_hex(mac, redis_key, record);
+  if (!hex) return std::nullopt;
+  return hex->append(record);
+}
+
+std::optional<std::string> open_record(const HmacKey& mac, std::string_view redis_key, std::string_view stored) {
+  if (stored.size() < kMacHex) return std::nullopt;
+  const std::string_view record = stored.substr(kMacHex);
+  const auto expected = record_mac_hex(mac, redis_key, record);
+  if (!expected || CRYPTO_memcmp(expected->data(), stored.data(), kMacHex) != 0) return std::nullopt;
+  return std::string(record);
 }
 
 std::string pending_record(std::string_view fingerprint) {

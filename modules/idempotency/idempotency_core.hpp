@@ -8,6 +8,10 @@
 #include <string>
 #include <string_view>
 
+namespace mr {
+class HmacKey;
+}
+
 namespace mr::idempotency {
 
 struct Record {
@@ -18,6 +22,14 @@ struct Record {
 };
 
 std::string redis_key(std::int64_t club_id, std::string_view idempotency_key);
+
+// What is stored in Redis: hex HMAC-SHA256 over the Redis key (club and
+// idempotency key) and the record, then the record. Anyone who can write to
+// Redis could otherwise plant an answer that is replayed as ours; a record
+// that does not verify (or was copied under another key) is treated as
+// absent and the database decides. nullopt when OpenSSL fails.
+std::optional<std::string> seal_record(const HmacKey& mac, std::string_view redis_key, std::string_view record);
+std::optional<std::string> open_record(const HmacKey& mac, std::string_view redis_key, std::string_view stored);
 std::string pending_record(std::string_view fingerprint);
 std::string done_record(std::string_view fingerprint, int status, std::string_view body);
 std::optional<Record> parse_record(std::string_view text);

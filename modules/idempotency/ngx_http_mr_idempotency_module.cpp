@@ -7,10 +7,13 @@
 // Redis down or slow, requests go on to the database path, which is exact
 // on its own; Redis only makes retries cheap.
 #include <memory>
+#include <optional>
 #include <new>
 #include <string>
 
+#include "lua-free-config/conf_values.hpp"
 #include "lua-free-config/idempotency_conf.hpp"
+#include "keys/hmac_key.hpp"
 #include "keys/key_catalogue.hpp"
 #include "modules/common/http_json.hpp"
 #include "modules/common/node_metrics.hpp"
@@ -26,6 +29,7 @@ namespace {
 namespace idem = mr::idempotency;
 
 std::unique_ptr<mr::redis::Client> g_redis;  // one per worker process
+std::unique_ptr<mr::HmacKey> g_record_mac;   // seals and verifies Redis records
 ngx_http_output_header_filter_pt next_header_filter;
 ngx_http_output_body_filter_pt next_body_filter;
 
@@ -60,9 +64,13 @@ void settle(Ctx* ctx, const mr_idempotency_main_conf_t* mcf) {
   if (!ctx->owner || ctx->settled || !g_redis) return;
   ctx->settled = true;
   const auto ignore = [](const redisReply*) {};
+  std::optional<std::string> sealed;
   if (ctx->capture_ok && idem::storable(ctx->response_status, ctx->response_body)) {
-    const std::string record = idem::done_record(ctx->fingerprint, ctx->response_status, ctx->response_body);
-    g_redis->command({"SET", ctx->key, record, "PX", ms(mcf->ttl)}, ignore);
+    sealed = idem::seal_record(*g_record_mac, ctx->key,
+                               idem::done_record(ctx->fingerprint, ctx->response_status, ctx->response_body));
+  }
+  if (sealed) {
+    g_redis->command({"SET", ctx->key, *sealed, "PX", ms(mcf->ttl)}, ignore);
   } else {
     g_redis->command({"DEL", ctx->key}, ignore);
   }
@@ -96,13 +104,17 @@ ngx_int_t decide(Ctx* ctx, const redisReply* reply) {
     ctx->owner = true;
     return NGX_DECLINED;
   }
-  auto record = reply->type == REDIS_REPLY_STRING
-                    ? idem::parse_record({reply->str, static_cast<size_t>(reply->len)})
+  // A record that does not verify is not ours (written by whoever reached
+  // Redis, or copied from another key): as if absent, the database decides.
+  auto opened = reply->type == REDIS_REPLY_STRING
+                    ? idem::open_record(*g_record_mac, ctx->key, {reply->str, static_cast<size_t>(reply->len)})
                     : std::nullopt;
+  auto record = opened ? idem::parse_record(*opened) : std::nullopt;
   if (!record) {
     ctx->outcome = "bypass";
     count(Outcome::bypassed);
-    ngx_log_error(NGX_LOG_ERR, r->connection->log, 0, "mr_idempotency: unreadable record at %s",
+    ngx_log_error(NGX_LOG_ERR, r->connection->log, 0,
+                  "mr_idempotency: record at %s fails verification; going on to the database path",
                   ctx->key.c_str());
     return NGX_DECLINED;
   }
@@ -182,9 +194,11 @@ ngx_int_t access_handler(ngx_http_request_t* r) {
   ctx->fingerprint = request->fingerprint;
 
   const mr_idempotency_main_conf_t* mcf = main_conf(r);
+  const auto pending = idem::seal_record(*g_record_mac, ctx->key, idem::pending_record(ctx->fingerprint));
+  if (!pending) return NGX_DECLINED;  // OpenSSL failed: the database path alone
   ctx->in_handler = true;
   ctx->call = g_redis->command(
-      {"SET", ctx->key, idem::pending_record(ctx->fingerprint), "NX", "GET", "PX", ms(mcf->lock_ttl)},
+      {"SET", ctx->key, *pending, "NX", "GET", "PX", ms(mcf->lock_ttl)},
       [ctx](const redisReply* reply) { on_claim_reply(ctx, reply); }, mr::redis::Client::Flush::batched);
   ctx->in_handler = false;
   if (ctx->status != NGX_DONE || ctx->call == nullptr) return ctx->status;  // answered at once
@@ -269,7 +283,19 @@ ngx_int_t init_process(ngx_cycle_t* cycle) {
   if (mcf == nullptr || !mcf->used) return NGX_OK;
   mr::ngx::bind_request_context(cycle);
   try {
+    // Records are sealed with a key derived from the master key; without it
+    // (no catalogue loaded) Redis is not used at all.
+    const mr_auth_main_conf_t* auth = mr::ngx::auth_main_conf(cycle);
+    if (auth == nullptr || !auth->idempotency_record_key_set) {
+      ngx_log_error(NGX_LOG_ERR, cycle->log, 0, "mr_idempotency: no record key (mr_auth loads none); Redis unused");
+      return NGX_OK;
+    }
+    g_record_mac = std::make_unique<mr::HmacKey>(std::string_view(
+        reinterpret_cast<const char*>(auth->idempotency_record_key), sizeof(auth->idempotency_record_key)));
+    if (!g_record_mac->valid()) return NGX_ERROR;
     mr::redis::Settings s;
+    s.username = mr::conf::view(mcf->redis_username);
+    s.password = mr::conf::view(mcf->redis_password);
     s.host.assign(reinterpret_cast<const char*>(mcf->redis_host.data), mcf->redis_host.len);
     s.port = static_cast<int>(mcf->redis_port);
     s.connect_timeout = mcf->connect_timeout;
@@ -284,6 +310,7 @@ ngx_int_t init_process(ngx_cycle_t* cycle) {
 void exit_process(ngx_cycle_t*) {
   try {
     g_redis.reset();
+    g_record_mac.reset();
   } catch (...) {
   }
 }

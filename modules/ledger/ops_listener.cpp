@@ -54,17 +54,14 @@ class WithNodeMetrics final : public mr::ledger::Pending {
   }
   static mr::ledger::Response without_books() {
     return {200, node_text() + "# HELP mr_books_up Whether the books' gauges below could be read.\n"
-                               "# TYPE mr_books_up gauge\nmr_books_up 0\n", false};
+                               "# TYPE mr_books_up gauge\nmr_books_up 0\n", false,
+            mr::ledger::kPrometheusContentType};
   }
   std::unique_ptr<mr::ledger::Pending> books_;
 };
 
 ngx_int_t start(ngx_http_request_t* r) {
   const std::string_view path = raw_path(r);
-  if (path == "/healthz") return send_json(r, 200, R"({"ok":true,"data":{"status":"ok"}})");
-  if (!token_matches(r)) {
-    return send_error(r, mr::ErrorCode::unauthorized, "The ops listener wants its bearer token.");
-  }
   auto body = request_body(r);
   if (!body) return send_error(r, mr::ErrorCode::payload_too_large);
   mr::ledger::Request request;
@@ -83,8 +80,22 @@ ngx_int_t start(ngx_http_request_t* r) {
 
 }  // namespace
 
+// The token is checked before any body is read: a caller without it gets
+// nothing read or spooled on its behalf.
 ngx_int_t ops_handler(ngx_http_request_t* r) {
-  set_route(r, mr::ledger::ops_route_of(raw_path(r)));  // whatever the answer, for metrics and logs
+  try {
+    set_route(r, mr::ledger::ops_route_of(raw_path(r)));  // whatever the answer, for metrics and logs
+    if (raw_path(r) == "/healthz") {
+      discard_body(r);
+      return send_json(r, 200, R"({"ok":true,"data":{"status":"ok"}})");
+    }
+    if (!token_matches(r)) {
+      discard_body(r);
+      return send_error(r, mr::ErrorCode::unauthorized, "The ops listener wants its bearer token.");
+    }
+  } catch (...) {
+    return NGX_HTTP_INTERNAL_SERVER_ERROR;
+  }
   return read_body_then<start>(r);
 }
 

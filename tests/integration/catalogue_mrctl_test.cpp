@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -341,4 +343,41 @@ Test(catalogue, bad_environment_and_unreachable_database_are_errors) {
   auto empty = mr::load_key_catalogue(db.dsn(), master(), "sandbox", err);
   cr_assert(empty.has_value(), "%s", err.c_str());
   cr_expect_eq(empty->size(), 0u);
+}
+
+// mrctl needed --dsn (a password on the command line, visible to anyone
+// listing processes): --dsn-file and MR_DSN keep it off. It refuses a
+// master key file group or others can read.
+Test(mrctl, dsn_from_a_file_or_the_environment_and_the_key_file_mode) {
+  Db db;
+  create_club(db, "club-f1");
+  char dir[] = "/tmp/mr-dsnXXXXXX";
+  cr_assert(mkdtemp(dir) != nullptr);
+  const std::string dsn_file = std::string(dir) + "/dsn";
+  std::ofstream(dsn_file) << db.dsn() << "\n";
+  const std::string mrctl = quote(env("MR_MRCTL"));
+  const std::string show = " club show --ref club-f1 2>&1";
+  const auto run = [](const std::string& cmd) {
+    FILE* p = popen(cmd.c_str(), "r");
+    cr_assert(p != nullptr);
+    return Db::finish(p);
+  };
+  const Run from_file = run(mrctl + " --dsn-file " + quote(dsn_file) + show);
+  cr_expect_eq(from_file.code, 0, "%s", from_file.out.c_str());
+  cr_expect(from_file.out.find("club-f1") != std::string::npos, "%s", from_file.out.c_str());
+  const Run from_env = run("MR_DSN=" + quote(db.dsn()) + " " + mrctl + show);
+  cr_expect_eq(from_env.code, 0, "%s", from_env.out.c_str());
+  cr_expect(from_env.out.find("club-f1") != std::string::npos, "%s", from_env.out.c_str());
+  const Run missing = run(mrctl + " --dsn-file " + quote(std::string(dir) + "/none") + show);
+  cr_expect_eq(missing.code, 2, "%s", missing.out.c_str());
+
+  const std::string open_key = std::string(dir) + "/open.key";
+  const std::string copy = "cp " + quote(env("MR_MASTER_KEY_FILE")) + " " + quote(open_key) + " && chmod 644 " + quote(open_key);
+  cr_assert_eq(std::system(copy.c_str()), 0);
+  const Run refused = run(mrctl + " --dsn-file " + quote(dsn_file) + " --master-key " + quote(open_key) +
+                          " key issue --ref club-f1 --env sandbox 2>&1");
+  cr_expect_neq(refused.code, 0, "%s", refused.out.c_str());
+  cr_expect(refused.out.find("chmod 600") != std::string::npos, "%s", refused.out.c_str());
+  cr_expect_eq(db.sql("SELECT count(*) FROM api_keys"), std::string("0"), "no key issued");
+  std::system(("rm -rf " + quote(dir)).c_str());
 }

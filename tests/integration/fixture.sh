@@ -31,7 +31,9 @@ export MR_PG_OPTS=${MR_PG_OPTS-"-c fsync=off -c synchronous_commit=off -c full_p
 [ "${MR_PG_STANDBY:-}" = 1 ] && export MR_PG_STANDBY_PORT=$(free_port)
 # The tests drive one key far past 100 r/s; the limit itself is tested on a
 # server of its own with the production numbers (below).
-export MR_RATE_LIMIT=100000r/s MR_RATE_BURST=100000
+export MR_RATE_LIMIT=100000r/s MR_RATE_BURST=100000 MR_REFUSED_RATE=100000r/s MR_REFUSED_BURST=100000
+# Redis wants a password, so every test goes through AUTH.
+export MR_REDIS_PASSWORD=$(head -c 18 /dev/urandom | base64 | tr '+/' '-_')
 printf "export MR_PORT=%s MR_PG_PORT=%s MR_REDIS_PORT=%s\n" "$MR_PORT" "$MR_PG_PORT" "$MR_REDIS_PORT" > "$dir/ports.env"
 "$repo/tools/stack.sh" up "$dir/stack"
 source "$dir/stack/stack.env"
@@ -88,9 +90,12 @@ server {
     location / { return 200 '{"ok":true,"data":{"upstreamRequestId":"\$request_id"}}'; }
 }
 limit_req_zone \$mr_key_id zone=mr_keys_strict:1m rate=100r/s;
+limit_req_zone \$mr_unauthenticated_addr zone=mr_refused_strict:1m rate=10r/s;
 server {
     listen 127.0.0.1:$limited_port;
     limit_req zone=mr_keys_strict burst=200 nodelay;
+    limit_req zone=mr_refused_strict burst=50 nodelay;
+    access_log logs/limited-access.log mr_json;
     include snippets/mr-partner-api.conf;
 }
 server {

@@ -12,23 +12,12 @@ using namespace mr::test;
 namespace {
 const std::string kRef = "club-a";
 
-std::string onboard(mr::MrClient& c) {
-  const std::string id = unique("mem");
-  auto r = c.post("/api/v1/members", member_body(kRef, id), unique("k"));
-  cr_assert_eq(r.status, 201, "%s", r.body.c_str());
-  return id;
-}
 
-std::int64_t balance(mr::MrClient& c, const std::string& id) {
-  return i64(data_of(c.get("/api/v1/members/" + id + "/balance")), "pointsBalance");
-}
-
-std::string redis_cli() { return "redis-cli -h 127.0.0.1 -p " + env("MR_REDIS_PORT") + " "; }
 }  // namespace
 
 Test(idempotency, retry_after_success_replays_byte_for_byte) {
   auto c = client("A");
-  const std::string id = onboard(c);
+  const std::string id = onboard_member(c, kRef);
   const std::string key = unique("k"), body = settle_body(kRef, id, unique("tx"), 5000);
   auto first = c.post("/api/v1/transactions/settled", body, key);
   cr_assert_eq(first.status, 200, "%s", first.body.c_str());
@@ -38,7 +27,7 @@ Test(idempotency, retry_after_success_replays_byte_for_byte) {
   cr_expect_eq(again.body, first.body);
   cr_expect_eq(header(again, "x-mr-idempotent-replay"), std::string("true"));
   cr_expect_neq(header(again, "x-request-id"), header(first, "x-request-id"));
-  cr_expect_eq(balance(c, id), 50);
+  cr_expect_eq(points_balance(c, id), 50);
 }
 
 Test(idempotency, retry_after_business_rejection_replays_it) {
@@ -54,7 +43,7 @@ Test(idempotency, retry_after_business_rejection_replays_it) {
 
 Test(idempotency, invalid_request_and_auth_failures_are_not_kept) {
   auto c = client("A");
-  const std::string id = onboard(c);
+  const std::string id = onboard_member(c, kRef);
   const std::string key = unique("k");
   const std::string good = settle_body(kRef, id, unique("tx"), 1000);
   std::string bad = good;
@@ -66,26 +55,26 @@ Test(idempotency, invalid_request_and_auth_failures_are_not_kept) {
   auto fixed = c.post("/api/v1/transactions/settled", good, key);
   cr_expect_eq(fixed.status, 200, "%s", fixed.body.c_str());
   cr_expect(header(fixed, "x-mr-idempotent-replay").empty());
-  cr_expect_eq(balance(c, id), 10);
+  cr_expect_eq(points_balance(c, id), 10);
 }
 
 Test(idempotency, changed_body_is_a_conflict) {
   auto c = client("A");
-  const std::string id = onboard(c);
+  const std::string id = onboard_member(c, kRef);
   const std::string key = unique("k");
   cr_assert_eq(c.post("/api/v1/transactions/settled", settle_body(kRef, id, unique("tx"), 1000), key).status, 200);
   EXPECT_ERROR(c.post("/api/v1/transactions/settled", settle_body(kRef, id, unique("tx"), 2000), key), 422,
                "duplicate_idempotency_conflict");
   // Reused on another endpoint: the path is part of the fingerprint.
   EXPECT_ERROR(c.post("/api/v1/members", member_body(kRef, id), key), 422, "duplicate_idempotency_conflict");
-  cr_expect_eq(balance(c, id), 10);
+  cr_expect_eq(points_balance(c, id), 10);
 }
 
 Test(idempotency, another_clubs_record_is_never_seen) {
   auto a = client("A");
   auto b = client("B");
   const std::string key = unique("k");
-  const std::string ida = onboard(a);
+  const std::string ida = onboard_member(a, kRef);
   cr_assert_eq(a.post("/api/v1/transactions/settled", settle_body(kRef, ida, unique("tx"), 1000), key).status, 200);
   const std::string idb = unique("mem");
   auto rb = b.post("/api/v1/members", member_body("club-b", idb), key);
@@ -97,7 +86,7 @@ Test(idempotency, retry_signed_with_the_clubs_other_key_replays) {
   // Scope is the club, not the API key. club-a's second sandbox key is the
   // REVOKE one; the reload test may revoke it, so tolerate unauthorized.
   auto a = client("A");
-  const std::string id = onboard(a);
+  const std::string id = onboard_member(a, kRef);
   const std::string key = unique("k"), body = settle_body(kRef, id, unique("tx"), 3000);
   auto first = a.post("/api/v1/transactions/settled", body, key);
   cr_assert_eq(first.status, 200);
@@ -106,7 +95,7 @@ Test(idempotency, retry_signed_with_the_clubs_other_key_replays) {
     cr_expect_eq(other.body, first.body);
     cr_expect_eq(header(other, "x-mr-idempotent-replay"), std::string("true"));
   }
-  cr_expect_eq(balance(a, id), 30);
+  cr_expect_eq(points_balance(a, id), 30);
 }
 
 namespace {
@@ -114,7 +103,7 @@ namespace {
 // replays or idempotency_in_progress.
 void twenty_at_once(const std::string& label) {
   auto c0 = client("A");
-  const std::string id = onboard(c0);
+  const std::string id = onboard_member(c0, kRef);
   const std::string key = unique("k"), body = settle_body(kRef, id, unique("tx"), 7000);
   std::atomic<int> fresh{0}, replayed{0}, in_progress{0}, other{0};
   std::vector<std::thread> threads;
@@ -132,7 +121,7 @@ void twenty_at_once(const std::string& label) {
   cr_expect_eq(fresh.load(), 1, "%s: %d fresh answers", label.c_str(), fresh.load());
   cr_expect_eq(other.load(), 0, "%s: unexpected answers", label.c_str());
   cr_expect_eq(fresh + replayed + in_progress, 20);
-  cr_expect_eq(balance(c0, id), 70, "%s: awarded more than once", label.c_str());
+  cr_expect_eq(points_balance(c0, id), 70, "%s: awarded more than once", label.c_str());
   // A retry afterwards replays.
   auto later = c0.post("/api/v1/transactions/settled", body, key);
   cr_expect_eq(later.status, 200);
@@ -144,7 +133,7 @@ Test(idempotency, twenty_concurrent_with_one_key) { twenty_at_once("redis up"); 
 
 Test(idempotency, exact_after_redis_lost_its_data) {
   auto c = client("A");
-  const std::string id = onboard(c);
+  const std::string id = onboard_member(c, kRef);
   const std::string key = unique("k"), body = settle_body(kRef, id, unique("tx"), 4000);
   auto first = c.post("/api/v1/transactions/settled", body, key);
   cr_assert_eq(first.status, 200);
@@ -155,7 +144,8 @@ Test(idempotency, exact_after_redis_lost_its_data) {
   cr_expect_eq(header(again, "x-mr-idempotent-replay"), std::string("true"));
   EXPECT_ERROR(c.post("/api/v1/transactions/settled", settle_body(kRef, id, unique("tx"), 1), key), 422,
                "duplicate_idempotency_conflict");
-  cr_expect_eq(balance(c, id), 40);
+  cr_expect_eq(points_balance(c, id), 40);
   cr_assert_eq(sh(redis_cli() + "FLUSHALL >/dev/null"), 0);
   twenty_at_once("after FLUSHALL");
 }
+

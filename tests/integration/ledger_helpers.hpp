@@ -82,6 +82,18 @@ inline std::string s(const rapidjson::Value& v, const char* k) {
   return v[k].GetString();
 }
 
+// A new member of club `ref`, created (201) or the test stops.
+inline std::string onboard_member(MrClient& c, const std::string& ref) {
+  const std::string id = unique("mem");
+  auto r = c.post("/api/v1/members", member_body(ref, id), unique("k"));
+  cr_assert_eq(r.status, 201, "%s", r.body.c_str());
+  return id;
+}
+
+inline std::int64_t points_balance(MrClient& c, const std::string& id) {
+  return i64(data_of(c.get("/api/v1/members/" + id + "/balance")), "pointsBalance");
+}
+
 inline int sh(const std::string& cmd) { return std::system(cmd.c_str()); }
 
 // "pg_ctl -D <data dir> " as the postgres user, for a test to append a command to.

@@ -113,6 +113,21 @@ Test(reload, under_load_nothing_lost_nothing_doubled) {
                "one point per processed award");
 }
 
+// The master key file's mode was never checked: nginx -t now refuses one that
+// group or others may read, and a reload with it keeps the running one.
+Test(reload, open_master_key_file_is_refused) {
+  const std::string key = env("MR_MASTER_KEY_FILE"), dir = env("MR_STACK_DIR") + "/nginx";
+  const std::string test_conf = "nginx -t -p '" + dir + "' -c '" + dir + "/nginx.conf' -e '" + dir +
+                                "/logs/error.log' > '" + dir + "/t.out' 2>&1";
+  cr_assert_eq(sh("chmod 644 '" + key + "'"), 0);
+  const int refused = sh(test_conf);
+  const std::string said = mr::read_file(dir + "/t.out");
+  cr_assert_eq(sh("chmod 600 '" + key + "'"), 0);
+  cr_expect_neq(refused, 0, "nginx -t accepted a world-readable master key: %s", said.c_str());
+  cr_expect(said.find("chmod 600") != std::string::npos, "%s", said.c_str());
+  cr_expect_eq(sh(test_conf), 0, "%s", mr::read_file(dir + "/t.out").c_str());
+}
+
 // The node's counters live in a shared memory zone that a reload with the
 // same modules keeps; the master writes the catalogue's figures at each load.
 Test(reload, metrics_survive_a_reload) {

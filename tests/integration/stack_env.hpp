@@ -36,6 +36,14 @@ inline std::string env(const std::string& name) {
   return it->second;
 }
 
+// "redis-cli ... " for the stack's Redis, with its password (the fixture's
+// Redis requires one) in REDISCLI_AUTH.
+inline std::string redis_cli() {
+  const std::string password_file = env("MR_REDIS_PASSWORD_FILE");
+  const std::string cli = "redis-cli -h 127.0.0.1 -p " + env("MR_REDIS_PORT") + " ";
+  return password_file.empty() ? cli : "REDISCLI_AUTH=\"$(cat '" + password_file + "')\" " + cli;
+}
+
 // A client signing with seeded key <which> (A, B, PRD, REVOKE).
 inline MrClient client(const std::string& which = "A") {
   return MrClient(env("MR_BASE_URL"), env("MR_KEY_" + which + "_ID"),

@@ -3,7 +3,9 @@
 #include <charconv>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
+#include <iterator>
 #include <regex>
 #include <set>
 
@@ -44,10 +46,18 @@ std::int64_t Context::integer(const std::string& name, std::int64_t min, std::in
 
 PGconn* Context::db() {
   if (!conn_) {
+    // --dsn shows a password to anyone who can list processes: prefer
+    // --dsn-file or MR_DSN.
     auto dsn = opt("dsn");
+    if (auto file = opt("dsn-file"); !dsn && file) {
+      std::ifstream in(*file);
+      if (!in) throw Failure{"--dsn-file " + *file + ": cannot be read", 2};
+      dsn.emplace(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+      while (!dsn->empty() && (dsn->back() == '\n' || dsn->back() == '\r')) dsn->pop_back();
+    }
     if (!dsn) {
       const char* env = std::getenv("MR_DSN");
-      if (env == nullptr) throw Failure{"no database: give --dsn or set MR_DSN", 2};
+      if (env == nullptr) throw Failure{"no database: give --dsn-file, set MR_DSN or give --dsn", 2};
       dsn = env;
     }
     std::string err;
@@ -122,15 +132,15 @@ namespace {
 // connection and master key: anything else is a typo that would otherwise
 // be ignored (an update that silently changes nothing).
 std::set<std::string> allowed_flags(const mr::ctl::Command& c) {
-  std::set<std::string> flags{"dsn", "master-key"};
+  std::set<std::string> flags{"dsn", "dsn-file", "master-key"};
   static const std::regex flag("--([a-z][a-z0-9-]*)");
   for (std::sregex_iterator it(c.usage.begin(), c.usage.end(), flag), end; it != end; ++it) flags.insert((*it)[1]);
   return flags;
 }
 
 void usage() {
-  std::cerr << "usage: mrctl <command> [--flag value ...]  (--dsn, --master-key or MR_DSN, "
-               "MR_MASTER_KEY_FILE)\ncommands:\n";
+  std::cerr << "usage: mrctl <command> [--flag value ...]  (--dsn-file, MR_DSN or --dsn; "
+               "--master-key or MR_MASTER_KEY_FILE)\ncommands:\n";
   for (const auto& c : mr::ctl::registry()) std::cerr << "  " << c.words << " " << c.usage << "\n";
 }
 

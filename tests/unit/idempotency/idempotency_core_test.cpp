@@ -4,6 +4,7 @@
 #include <string>
 
 #include "ledger/errors.hpp"
+#include "keys/hmac_key.hpp"
 #include "modules/idempotency/idempotency_core.hpp"
 
 using namespace mr::idempotency;
@@ -66,4 +67,26 @@ Test(idempotency_core, what_is_kept) {
   cr_expect(!storable(429, err(mr::ErrorCode::rate_limited)));
   cr_expect(!storable(500, err(mr::ErrorCode::internal_error)));
   cr_expect(!storable(503, err(mr::ErrorCode::service_unavailable)));
+}
+
+// Records are sealed to their Redis key: a forgery, an edit, a record moved
+// to another club's or key's slot, or one sealed with another key is refused.
+Test(idempotency_core, sealed_records) {
+  const mr::HmacKey mac(std::string(32, 'k')), other(std::string(32, 'o'));
+  const std::string key = redis_key(7, "abc"), record = done_record("f1", 201, R"({"ok":true})");
+  const auto sealed = seal_record(mac, key, record);
+  cr_assert(sealed.has_value());
+  cr_expect_eq(sealed->size(), 64 + record.size());
+  auto opened = open_record(mac, key, *sealed);
+  cr_assert(opened.has_value());
+  cr_expect_eq(*opened, record);
+  cr_expect(!open_record(mac, key, record).has_value(), "an unsealed record (as anyone could write)");
+  std::string edited = *sealed;
+  edited.replace(edited.find("201"), 3, "200");
+  cr_expect(!open_record(mac, key, edited).has_value(), "an edited record");
+  cr_expect(!open_record(mac, redis_key(8, "abc"), *sealed).has_value(), "moved to another club");
+  cr_expect(!open_record(mac, redis_key(7, "abd"), *sealed).has_value(), "moved to another key");
+  cr_expect(!open_record(other, key, *sealed).has_value(), "sealed with another key");
+  cr_expect(!open_record(mac, key, "").has_value());
+  cr_expect(!open_record(mac, key, sealed->substr(0, 63)).has_value());
 }

@@ -68,6 +68,7 @@ Test(secret_box, master_key_files) {
   for (const std::string& content : {std::string("too short"), std::string(), std::string(31, 'k'),
                                      std::string(33, 'k'), std::string(64, 'k')}) {
     std::ofstream(short_path, std::ios::trunc) << content;
+    chmod(short_path.c_str(), 0600);
     err.clear();
     cr_expect(!mr::load_master_key(short_path, err).has_value(), "%zu bytes refused", content.size());
     cr_expect(err.find("exactly 32 bytes") != std::string::npos, "%s", err.c_str());
@@ -111,4 +112,46 @@ Test(key_catalogue, lookups) {
   cr_expect_eq(a->partner_ref, std::string("club-a"));
   cr_expect(c.find("mrk_sbx_c") == nullptr);
   cr_expect(c.find("") == nullptr);
+}
+
+// A master key file group or others can read (or write) is refused, and so
+// is one owned by another user: the mode and owner were never checked.
+Test(secret_box, master_key_file_mode_and_owner) {
+  char dir[] = "/tmp/mr-mkXXXXXX";
+  cr_assert(mkdtemp(dir) != nullptr);
+  const std::string path = std::string(dir) + "/master.key";
+  std::string err;
+  cr_assert(mr::create_master_key_file(path, err), "%s", err.c_str());
+  for (mode_t mode : {0640, 0604, 0620, 0602, 0644, 0660}) {
+    chmod(path.c_str(), mode);
+    err.clear();
+    cr_expect(!mr::load_master_key(path, err).has_value(), "mode %o accepted", mode);
+    cr_expect(err.find("chmod 600") != std::string::npos, "%s", err.c_str());
+  }
+  chmod(path.c_str(), 0400);
+  cr_expect(mr::load_master_key(path, err).has_value(), "%s", err.c_str());
+  chmod(path.c_str(), 0600);
+  if (geteuid() == 0) {
+    cr_assert_eq(chown(path.c_str(), 65534, 65534), 0);
+    err.clear();
+    cr_expect(!mr::load_master_key(path, err).has_value(), "a file of uid 65534 accepted");
+    cr_expect(err.find("owned by uid 65534") != std::string::npos, "%s", err.c_str());
+  }
+  cr_expect(!mr::load_master_key(dir, err).has_value(), "a directory accepted");
+  unlink(path.c_str());
+  rmdir(dir);
+}
+
+Test(secret_box, derived_keys) {
+  mr::MasterKey a, b;
+  a.bytes.fill(1);
+  b.bytes.fill(2);
+  auto a1 = mr::derive_key(a, "one"), a1again = mr::derive_key(a, "one"), a2 = mr::derive_key(a, "two");
+  auto b1 = mr::derive_key(b, "one");
+  cr_assert(a1 && a1again && a2 && b1);
+  cr_expect(*a1 == *a1again);
+  cr_expect(*a1 != *a2);
+  cr_expect(*a1 != *b1);
+  cr_expect(std::vector<unsigned char>(a1->begin(), a1->end()) !=
+            std::vector<unsigned char>(a.bytes.begin(), a.bytes.end()));
 }

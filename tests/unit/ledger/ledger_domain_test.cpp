@@ -10,6 +10,7 @@
 
 #include "ledger/api.hpp"
 #include "ledger/json_fields.hpp"
+#include "ledger/text_rules.hpp"
 #include "ledger/timestamps.hpp"
 #include "ledger/read_requests.hpp"
 #include "ledger/result_render.hpp"
@@ -609,4 +610,51 @@ Test(rendering, pending_needs_exactly_one_non_null_row) {
   cr_expect_eq(one.body, two.body);
   cr_expect(!one.replayed);
   cr_expect(two.replayed);
+}
+
+// RapidJSON alone takes a NUL as the end of the body, skips a BOM and keeps
+// the first of two equal keys; a strict body refuses all three, and nesting
+// past the depth limit, with invalid_request.
+Test(validation, strict_json) {
+  const std::string good = member(R"("email":"a@b.c")");
+  cr_assert_eq(immediate(req("POST", "/api/v1/members", good)).status, 0);
+  const std::string with_nul = good + std::string("\0garbage", 8);
+  const Response nul = immediate(req("POST", "/api/v1/members", with_nul));
+  cr_expect_eq(nul.status, 400);
+  cr_expect_eq(code_of(nul), "invalid_request");
+  cr_expect_eq(immediate(req("POST", "/api/v1/members", "\xEF\xBB\xBF" + good)).status, 400);
+  cr_expect_eq(immediate(req("POST", "/api/v1/members", good + " x")).status, 400);
+  const std::string twice =
+      R"({"partnerRef":"other","partnerRef":"club-a","member":{"externalMemberId":"m1","firstName":"A","lastName":"B","email":"a@b.c"}})";
+  const Response dup = immediate(req("POST", "/api/v1/members", twice));
+  cr_expect_eq(dup.status, 400);
+  cr_expect_eq(code_of(dup), "invalid_request");
+  // The same key in two different objects is fine.
+  cr_expect_eq(immediate(req("POST", "/api/v1/members", member(R"("email":"a@b.c","x":{"email":1})"))).status, 0);
+  std::string deep = member(R"("email":"a@b.c","x":)");
+  deep.insert(deep.size() - 2, std::string(40, '[') + std::string(40, ']'));
+  cr_expect_eq(immediate(req("POST", "/api/v1/members", deep)).status, 400);
+  std::string shallow = member(R"("email":"a@b.c","x":)");
+  shallow.insert(shallow.size() - 2, std::string(20, '[') + std::string(20, ']'));
+  cr_expect_eq(immediate(req("POST", "/api/v1/members", shallow)).status, 0);
+}
+
+// A query parameter's raw name is client bytes: never echoed back, and an
+// answer is valid UTF-8 whatever a message quotes.
+Test(queries, unknown_names_are_not_echoed) {
+  for (const char* q : {"<script>x=%zz", "\xff\xfe=%zz"}) {
+    auto r = immediate(req("GET", "/api/v1/members/m1/points", "", q));
+    cr_expect_eq(r.status, 400, "%s", q);
+    cr_expect_eq(fields_of(r), std::string("query;"), "%s", q);
+    cr_expect(r.body.find("script") == std::string::npos, "%s", r.body.c_str());
+    cr_expect(mr::is_valid_utf8(r.body), "%s", r.body.c_str());
+  }
+  cr_expect_eq(fields_of(immediate(req("GET", "/api/v1/members/m1/points", "", "limit=%zz"))),
+               std::string("limit;"));
+  const std::string body = mr::render_error(mr::ErrorCode::invalid_request, "bad \xc0\xaf \xed\xa0\x80 \xff end", "r",
+                                            std::vector<mr::FieldProblem>{{"f\xff", "p"}});
+  cr_expect(mr::is_valid_utf8(body), "%s", body.c_str());
+  cr_expect(body.find("end") != std::string::npos);
+  cr_expect(mr::is_valid_utf8("caf\xc3\xa9"));
+  cr_expect(!mr::is_valid_utf8("\xe2\x82"));
 }

@@ -1,0 +1,18 @@
+// Secrets named by file in nginx.conf (the ops token, the Redis password):
+// read by the master at (re)load, kept in the configuration pool, wiped
+// when that pool goes.
+#pragma once
+
+#include <cstddef>
+
+#include "lua-free-config/nginx.hpp"
+
+namespace mr::conf {
+
+// The file's content without trailing newlines or spaces, min_len to 511
+// bytes, into `out` (cf->pool); false after a one-line nginx -t error
+// naming `directive`.
+bool read_secret_file(ngx_conf_t* cf, const char* directive, const ngx_str_t& path, std::size_t min_len,
+                      ngx_str_t& out);
+
+}  // namespace mr::conf
