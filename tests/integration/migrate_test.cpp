@@ -328,7 +328,7 @@ Test(embedding, every_function_comes_after_the_functions_it_calls) {
 
 // The upgrade a deployed database takes: books written under 003 (club,
 // pool, members, awards, a reversal, an adjustment, redemptions paid, failed
-// and pending), then 004 applied over them.
+// and pending), then every later migration applied over them.
 Test(migrate, upgrading_a_database_with_books_keeps_them_and_takes_the_64_bit_lock) {
   Db db;
   Migrated m = migrate(db, {"--to", "3"});
@@ -375,7 +375,7 @@ Test(migrate, upgrading_a_database_with_books_keeps_them_and_takes_the_64_bit_lo
   const std::string entries = db.sql("SELECT count(*) FROM ledger_entries");
 
   m = migrate(db);
-  cr_expect_eq(m.applied, 1);
+  cr_expect_eq(m.applied, newest() - 3, "every migration after 003");
   cr_expect_eq(m.adopted, 0);
   cr_expect_eq(m.version, newest());
 
@@ -484,7 +484,7 @@ Test(migrate, rows_from_before_checksums_are_adopted_once_when_their_functions_m
   cr_expect_eq(std::count(r.err.begin(), r.err.end(), '\n'), 1, "one notice line: %s", r.err.c_str());
   auto d = json_of(r);
   cr_expect_eq(d["adopted"].GetInt(), 3);
-  cr_expect_eq(d["applied"].GetInt(), 1);
+  cr_expect_eq(d["applied"].GetInt(), newest() - 3);
   cr_expect_eq(d["version"].GetInt(), newest());
   for (const auto& m : mr::migrations()) {
     cr_expect_eq(db.sql("SELECT checksum FROM schema_migrations WHERE version = " + std::to_string(m.version)),
