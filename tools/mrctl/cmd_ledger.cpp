@@ -40,10 +40,8 @@ int audit(Context& ctx) {
       "'clubs', (SELECT count(*) FROM clubs), 'members', (SELECT count(*) FROM members), "
       "'entries', (SELECT count(*) FROM ledger_entries))";
   static constexpr const char* kClub =
-      "SELECT jsonb_build_object('ok', $1::int = 0, 'differences', $1::int, 'partnerRef', c.partner_ref, "
-      "'members', (SELECT count(*) FROM members m WHERE m.club_id = c.club_id), "
-      "'entries', (SELECT count(*) FROM members m JOIN ledger_entries e USING (member_id) "
-      "WHERE m.club_id = c.club_id)) FROM clubs c WHERE c.partner_ref = $2";
+      "SELECT jsonb_build_object('ok', $1::int = 0, 'differences', $1::int, 'partnerRef', c.partner_ref) "
+      "|| mr_club_counts(c.club_id) FROM clubs c WHERE c.partner_ref = $2";
   auto totals = club ? ctx.exec(kClub, {std::to_string(problems), club})
                      : ctx.exec(kBooks, {std::to_string(problems)});
   print_json_result(totals.get());
