@@ -237,6 +237,38 @@ Test(mrctl, club_inputs_are_checked) {
   expect_refused(db.mrctl({"club", "show", "--ref", "nope"}), 1, "no club nope");
 }
 
+// audit --club reads one club's books only: a difference in club a is
+// named there and by the whole audit, never by club b's.
+Test(mrctl, audit_of_one_club) {
+  Db db;
+  create_club(db, "club-a");
+  create_club(db, "club-b");
+  for (const char* ref : {"club-a", "club-b"}) {
+    json_of(db.mrctl({"pool", "topup", "--ref", ref, "--points", "1000"}));
+    db.sql(std::string("SELECT mr_write('member', club_id, partner_ref, 'k', 'f', 'r', jsonb_build_object("
+                       "'partnerRef', partner_ref, 'externalMemberId', 'ann', 'firstName', 'A', 'lastName', 'B', "
+                       "'email', 'a@b.c')) FROM clubs WHERE partner_ref = '") + ref + "'");
+    json_of(db.mrctl({"member", "adjust", "--ref", ref, "--member", "ann", "--points", "25", "--reason", "welcome"}));
+  }
+  auto a = json_of(db.mrctl({"audit", "--club", "club-a"}));
+  cr_expect(a["ok"].GetBool());
+  cr_expect_eq(a["differences"].GetInt(), 0);
+  cr_expect_str_eq(a["partnerRef"].GetString(), "club-a");
+  cr_expect_eq(a["members"].GetInt(), 1);
+  cr_expect_eq(a["entries"].GetInt(), 1);
+
+  db.sql("UPDATE members m SET available = available + 1 FROM clubs c "
+         "WHERE c.club_id = m.club_id AND c.partner_ref = 'club-a'");
+  const Run broken = db.mrctl({"audit", "--club", "club-a"});
+  cr_expect_eq(broken.code, 1, "%s", broken.out.c_str());
+  cr_expect(broken.out.find("mrctl audit: member ann of club club-a: balances 26/0, entries sum to 25/0") !=
+                std::string::npos,
+            "%s", broken.out.c_str());
+  cr_expect_eq(db.mrctl({"audit"}).code, 1, "the whole books include club a");
+  cr_expect_eq(json_of(db.mrctl({"audit", "--club", "club-b"}))["differences"].GetInt(), 0);
+  expect_refused(db.mrctl({"audit", "--club", "nope"}), 1, "no club nope");
+}
+
 Test(mrctl, at_most_two_active_keys_per_club_and_environment) {
   Db db;
   create_club(db, "club-k");

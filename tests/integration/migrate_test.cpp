@@ -335,7 +335,7 @@ Test(embedding, every_function_comes_after_the_functions_it_calls) {
 
 // The upgrade a deployed database takes: books written under 003 (club,
 // pool, members, awards, a reversal, an adjustment, redemptions paid, failed
-// and pending), then 004 applied over them.
+// and pending), then every later migration applied over them.
 Test(migrate, upgrading_a_database_with_books_keeps_them_and_takes_the_64_bit_lock) {
   Db db;
   Migrated m = migrate(db, {"--to", "3"});
@@ -421,6 +421,30 @@ Test(migrate, upgrading_a_database_with_books_keeps_them_and_takes_the_64_bit_lo
   cr_expect_eq(outcome(write(db, "close", a, "club-a", "k-c", R"({"partnerRef":"club-a","externalMemberId":"ann"})")),
                "ok");
   cr_expect_eq(json_of(db.mrctl({"audit"}))["ok"].GetBool(), true, "consistent after new writes");
+}
+
+// docs/operator-guide.md, "Migration 005 on large books": the indexes built
+// beforehand without blocking writes, then the migration finds them and
+// does not build them again.
+Test(migrate, indexes_built_concurrently_before_005_are_kept) {
+  Db db;
+  cr_assert_eq(migrate(db, {"--to", "4"}).version, 4);
+  db.sql("CREATE INDEX CONCURRENTLY IF NOT EXISTS ledger_entries_member_type "
+         "ON ledger_entries (member_id, entry_type, created_ms DESC)");
+  db.sql("CREATE INDEX CONCURRENTLY IF NOT EXISTS reversals_tx ON reversals (tx_id)");
+  const std::string before = db.sql(
+      "SELECT string_agg(format('%s %s', c.relname, c.oid), ',' ORDER BY c.relname) FROM pg_class c "
+      "WHERE c.relname IN ('ledger_entries_member_type', 'reversals_tx')");
+  Migrated m = migrate(db, {"--to", "5"});
+  cr_expect_eq(m.applied, 1);
+  cr_expect_eq(db.sql("SELECT string_agg(format('%s %s', c.relname, c.oid), ',' ORDER BY c.relname) FROM pg_class c "
+                      "WHERE c.relname IN ('ledger_entries_member_type', 'reversals_tx')"),
+               before, "the same two indexes, not rebuilt");
+  cr_expect_eq(db.sql("SELECT count(*) FROM pg_index WHERE indexrelid IN "
+                      "('ledger_entries_member_type'::regclass, 'reversals_tx'::regclass) AND indisvalid"),
+               "2");
+  cr_expect_eq(db.sql("SELECT count(*) FROM pg_class WHERE relname = 'ledger_entries_member'"), "0",
+               "the duplicate of UNIQUE (member_id, created_ms) is gone");
 }
 
 Test(migrate, to_stops_at_a_version_and_never_goes_back) {

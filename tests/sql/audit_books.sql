@@ -1,11 +1,24 @@
--- mrctl audit's query (mr_audit): silent on a club whose books went through
--- awards, reversals, adjustments, a close and redemptions paid and failed;
--- then each kind of drift, made by hand, is named. Every break is undone by
+-- mrctl audit's queries (mr_audit, and mr_audit_club for --club): silent on
+-- a club whose books went through awards, reversals, adjustments, a close
+-- and redemptions paid and failed; then each kind of drift, made by hand, is
+-- named, by both alike. Every break is undone by
 -- a savepoint, and the whole script is rolled back at the end.
 
-CREATE FUNCTION pg_temp.audit(p_ref text) RETURNS text[] LANGUAGE sql AS $$
-  SELECT coalesce(array_agg(a), '{}') FROM mr_audit() a WHERE a LIKE '%club ' || p_ref || '%'
-$$;
+-- What the audit says about the club: the whole books' audit (mr_audit)
+-- and the club's own (mr_audit_club, mrctl audit --club) must say the same.
+CREATE FUNCTION pg_temp.audit(p_ref text) RETURNS text[] LANGUAGE plpgsql AS $$
+DECLARE
+  v_books text[];
+  v_club text[];
+BEGIN
+  SELECT coalesce(array_agg(a ORDER BY a), '{}') INTO v_books FROM mr_audit() a WHERE a LIKE '%club ' || p_ref || '%';
+  SELECT coalesce(array_agg(a ORDER BY a), '{}') INTO v_club
+  FROM clubs c, mr_audit_club(c.club_id) a WHERE c.partner_ref = p_ref;
+  IF v_books IS DISTINCT FROM v_club THEN
+    RAISE EXCEPTION 'mr_audit says %, mr_audit_club says %', v_books, v_club;
+  END IF;
+  RETURN v_club;
+END $$;
 
 -- Runs p_break, returns what the audit says about the club, undoes the break.
 CREATE FUNCTION pg_temp.audit_after(p_ref text, p_break text) RETURNS text[] LANGUAGE plpgsql AS $$

@@ -24,15 +24,26 @@ int member_adjust(Context& ctx) {
   return 0;
 }
 
+// The whole books, or with --club one club's books: that reads only the
+// club's rows (mr_audit_club), so its cost follows the club's size.
 int audit(Context& ctx) {
-  auto r = ctx.exec("SELECT * FROM mr_audit()");
+  const auto club = ctx.opt("club");
+  if (club && PQntuples(ctx.exec("SELECT 1 FROM clubs WHERE partner_ref = $1", {club}).get()) != 1) {
+    throw Failure{"no club " + *club};
+  }
+  auto r = club ? ctx.exec("SELECT a FROM clubs c, mr_audit_club(c.club_id) a WHERE c.partner_ref = $1", {club})
+                : ctx.exec("SELECT * FROM mr_audit()");
   const int problems = PQntuples(r.get());
   for (int i = 0; i < problems; ++i) std::cerr << "mrctl audit: " << pg::value(r.get(), i, 0) << "\n";
-  auto totals = ctx.exec(
+  static constexpr const char* kBooks =
       "SELECT jsonb_build_object('ok', $1::int = 0, 'differences', $1::int, "
       "'clubs', (SELECT count(*) FROM clubs), 'members', (SELECT count(*) FROM members), "
-      "'entries', (SELECT count(*) FROM ledger_entries))",
-      {std::to_string(problems)});
+      "'entries', (SELECT count(*) FROM ledger_entries))";
+  static constexpr const char* kClub =
+      "SELECT jsonb_build_object('ok', $1::int = 0, 'differences', $1::int, 'partnerRef', c.partner_ref) "
+      "|| mr_club_counts(c.club_id) FROM clubs c WHERE c.partner_ref = $2";
+  auto totals = club ? ctx.exec(kClub, {std::to_string(problems), club})
+                     : ctx.exec(kBooks, {std::to_string(problems)});
   print_json_result(totals.get());
   return problems == 0 ? 0 : 1;
 }
@@ -49,7 +60,7 @@ int idempotency_prune(Context& ctx) {
 
 Register r1("pool topup", "--ref REF --points N", pool_topup);
 Register r2("member adjust", "--ref REF --member ID --points N --reason TEXT", member_adjust);
-Register r3("audit", "", audit);
+Register r3("audit", "[--club REF]", audit);
 Register r4("idempotency prune", "[--days 30]", idempotency_prune);
 
 }  // namespace

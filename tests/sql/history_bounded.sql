@@ -1,0 +1,231 @@
+-- History reads that do not grow with the history (migration 005). A member
+-- with 100,001 entries (80,000 awards, 20,000 full reversals, one
+-- adjustment, written straight into the tables, books consistent) and one
+-- with 11: the first and the oldest page of /points (unfiltered and
+-- filtered) and of /transactions read a bounded number of blocks, within 2x
+-- of the small member's same page, also once PL/pgSQL runs its cached
+-- generic plans. 004's definitions fail here (their /transactions first
+-- page turns every row of the history into jsonb). Every page equals what 004's definitions return on the same data
+-- (byte for byte as text): first, oldest, and every page of a walk.
+-- Rolled back at the end.
+
+-- 004's definitions, taken from the migrations themselves, as pg_temp.old_*.
+\set old_points `sed -n '/^CREATE OR REPLACE FUNCTION mr_points(/,/^END \$\$;/p' :'migrations'/004_idempotency_lock_64bit.sql`
+\set old_transactions `sed -n '/^CREATE FUNCTION mr_transactions(/,/^END \$\$;/p' :'migrations'/002_ledger.sql`
+SELECT set_config('test.old_points', :'old_points', false) AS p,
+       set_config('test.old_transactions', :'old_transactions', false) AS t \gset
+DO $$
+BEGIN
+  ASSERT current_setting('test.old_points') LIKE '%ORDER BY created_ms DESC LIMIT p_limit + 1) page;%', 'old mr_points found';
+  ASSERT current_setting('test.old_transactions') LIKE '%UNION ALL%', 'old mr_transactions found';
+  EXECUTE replace(current_setting('test.old_points'), 'FUNCTION mr_points(', 'FUNCTION pg_temp.old_points(');
+  EXECUTE replace(current_setting('test.old_transactions'), 'FUNCTION mr_transactions(', 'FUNCTION pg_temp.old_transactions(');
+END $$;
+
+-- A member with p_groups * 5 + 1 entries: an adjustment at p_base_ms, then
+-- per group four awards and a full reversal of the group's first award, at
+-- consecutive milliseconds. Caches and the club's funded points follow.
+-- Every row is computed from its number (award k, amount and points
+-- 100 + k % 900), not joined: the planner knows nothing of uncommitted rows.
+-- Foreign keys hold by construction: their per-row checks are skipped
+-- (replica role, this transaction only).
+CREATE FUNCTION pg_temp.seed(p_club bigint, p_member text, p_groups int, p_base_ms bigint) RETURNS bigint
+LANGUAGE plpgsql AS $$
+DECLARE
+  v_member bigint;
+  v_avail bigint;
+  v_earned bigint;
+BEGIN
+  PERFORM set_config('session_replication_role', 'replica', true);
+  INSERT INTO members (club_id, external_id, first_name, last_name, email)
+  VALUES (p_club, p_member, 'A', 'B', 'a@b.c') RETURNING member_id INTO v_member;
+  CREATE TEMP TABLE seed_awards ON COMMIT DROP AS
+  SELECT k, p_member || '-tx-' || k AS ext, 'shop-' || k % 7 AS shop_id, 'Shop ' || k % 7 AS shop,
+         100 + k % 900 AS amount, k % 4 = 1 AS reversed, p_base_ms + 5 * ((k - 1) / 4) + (k - 1) % 4 + 1 AS ms,
+         timestamptz '2026-01-01' + k * interval '1.5 second' AS occurred
+  FROM generate_series(1, 4 * p_groups) k;
+  INSERT INTO transactions (club_id, member_id, external_id, event_id, merchant_id, merchant_name, amount_minor,
+                            currency, rate_bp, points, occurred_at, settled_at, reversed_amount, reversed_points,
+                            created_ms)
+  SELECT p_club, v_member, ext, 'ev-' || k, shop_id, shop, amount, 'GBP', 10000, amount, occurred,
+         timestamptz '2026-01-02' + k * interval '1 second', CASE WHEN reversed THEN amount ELSE 0 END,
+         CASE WHEN reversed THEN amount ELSE 0 END, ms
+  FROM seed_awards;
+  INSERT INTO reversals (tx_id, member_id, event_id, amount_minor, points, reason, occurred_at, created_ms)
+  SELECT (SELECT tx_id FROM transactions WHERE club_id = p_club AND external_id = ext), v_member, 'rev-' || ext,
+         amount, amount, NULL, occurred + interval '1 day', ms + 4
+  FROM seed_awards WHERE reversed;
+  INSERT INTO ledger_entries (entry_id, member_id, club_id, entry_type, description, delta_available, delta_reserved,
+                              cash_value_minor, currency, merchant_name, merchant_id, external_tx_id, group_ref,
+                              created_ms)
+  SELECT 'le_' || lpad(to_hex(p_base_ms), 12, '0') || lpad(to_hex(v_member), 12, '0'), v_member, p_club,
+         'manual_adjustment', 'goodwill', 7, 0, NULL::bigint, 'GBP', NULL, NULL, NULL, 'adjustment', p_base_ms
+  UNION ALL
+  SELECT 'le_' || lpad(to_hex(ms), 12, '0') || lpad(to_hex(v_member), 12, '0'), v_member, p_club, 'earn_award',
+         'Points for ' || shop, amount, 0, NULL, 'GBP', shop, shop_id, ext, ext, ms
+  FROM seed_awards
+  UNION ALL
+  SELECT 'le_' || lpad(to_hex(ms + 4), 12, '0') || lpad(to_hex(v_member), 12, '0'), v_member, p_club, 'earn_reversal',
+         'Reversal at ' || shop, -amount, 0, NULL, 'GBP', shop, shop_id, ext, ext, ms + 4
+  FROM seed_awards WHERE reversed;
+  SELECT 7 + sum(amount) FILTER (WHERE NOT reversed), sum(amount) FILTER (WHERE NOT reversed)
+    INTO v_avail, v_earned FROM seed_awards;
+  DROP TABLE seed_awards;
+  UPDATE members SET available = v_avail, lifetime_earned = v_earned, last_entry_ms = p_base_ms + 5 * p_groups
+  WHERE member_id = v_member;
+  UPDATE clubs SET funded_points = funded_points + v_avail WHERE club_id = p_club;
+  PERFORM set_config('session_replication_role', 'origin', true);
+  RETURN v_member;
+END $$;
+
+-- Blocks (shared-buffer hits and reads) of the ledger's tables and their
+-- indexes fetched so far in this transaction.
+CREATE FUNCTION pg_temp.blocks() RETURNS bigint LANGUAGE sql AS $$
+  SELECT sum(pg_stat_get_xact_blocks_fetched(c.oid))::bigint FROM pg_class c
+  WHERE c.oid IN ('ledger_entries'::regclass, 'transactions'::regclass, 'reversals'::regclass, 'members'::regclass)
+     OR c.oid IN (SELECT indexrelid FROM pg_index
+                  WHERE indrelid IN ('ledger_entries'::regclass, 'transactions'::regclass, 'reversals'::regclass,
+                                     'members'::regclass))
+$$;
+
+-- Blocks one read costs. It runs 7 times first: PL/pgSQL plans the first
+-- five calls for their arguments, then may keep a generic plan.
+CREATE FUNCTION pg_temp.cost(p_sql text) RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE
+  v_before bigint;
+BEGIN
+  FOR i IN 1..7 LOOP EXECUTE p_sql; END LOOP;
+  v_before := pg_temp.blocks();
+  EXECUTE p_sql;
+  RETURN pg_temp.blocks() - v_before;
+END $$;
+
+-- Pages through one history with the new and the old definition side by
+-- side: every page equal as text, nextBefore the last createdAt, null at the
+-- end. Returns the number of entries seen.
+CREATE FUNCTION pg_temp.walk_equal(p_club bigint, p_member text, p_limit int, p_filter text) RETURNS int
+LANGUAGE plpgsql AS $$
+DECLARE
+  v_before bigint;
+  v_new jsonb;
+  v_old jsonb;
+  v_seen int := 0;
+BEGIN
+  LOOP
+    IF p_filter = 'transactions' THEN
+      v_new := mr_transactions(p_club, p_member, p_limit, v_before, 'req');
+      v_old := pg_temp.old_transactions(p_club, p_member, p_limit, v_before, 'req');
+    ELSE
+      v_new := mr_points(p_club, p_member, p_filter, p_limit, v_before, 'req');
+      v_old := pg_temp.old_points(p_club, p_member, p_filter, p_limit, v_before, 'req');
+    END IF;
+    IF v_new::text <> v_old::text THEN
+      RAISE EXCEPTION '% % limit % before %: % <> %', p_member, p_filter, p_limit, v_before, v_new, v_old;
+    END IF;
+    v_seen := v_seen + jsonb_array_length(v_new->'data'->'entries');
+    EXIT WHEN v_new->'data'->'nextBefore' = 'null'::jsonb;
+    ASSERT v_new->'data'->>'nextBefore' = (extract(epoch FROM (v_new->'data'->'entries'->-1->>'createdAt')::timestamptz)
+                                           * 1000)::bigint::text, 'nextBefore is the last createdAt';
+    v_before := (v_new->'data'->>'nextBefore')::bigint;
+  END LOOP;
+  RETURN v_seen;
+END $$;
+
+-- Each read of the big member within 2x of the small member's same read,
+-- and below a fixed bound (a page of 10 reads at most 11 rows per source,
+-- each a few index and heap blocks).
+CREATE FUNCTION pg_temp.check_costs(p_club bigint, p_oldest bigint, p_stats text) RETURNS void
+LANGUAGE plpgsql AS $$
+DECLARE
+  v_read text;
+  v_small bigint;
+  v_big bigint;
+BEGIN
+  FOREACH v_read IN ARRAY ARRAY[
+    'points first|SELECT mr_points(%s, %L, ''all'', 10, NULL, ''r'')',
+    'points oldest|SELECT mr_points(%s, %L, ''all'', 10, ' || p_oldest || ', ''r'')',
+    'points adjusted first|SELECT mr_points(%s, %L, ''adjusted'', 10, NULL, ''r'')',
+    'points reversed first|SELECT mr_points(%s, %L, ''reversed'', 10, NULL, ''r'')',
+    'points earned oldest|SELECT mr_points(%s, %L, ''earned'', 10, ' || p_oldest || ', ''r'')',
+    'transactions first|SELECT mr_transactions(%s, %L, 10, NULL, ''r'')',
+    'transactions oldest|SELECT mr_transactions(%s, %L, 10, ' || p_oldest || ', ''r'')'] LOOP
+    v_small := pg_temp.cost(format(split_part(v_read, '|', 2), p_club, 'small'));
+    v_big := pg_temp.cost(format(split_part(v_read, '|', 2), p_club, 'big'));
+    RAISE NOTICE '% (%): % blocks for 11 entries, % for 100,001', split_part(v_read, '|', 1), p_stats, v_small, v_big;
+    IF v_big > 2 * v_small OR v_big > 100 THEN
+      RAISE EXCEPTION '% (%): % blocks for 100,001 entries, % for 11', split_part(v_read, '|', 1), p_stats, v_big,
+        v_small;
+    END IF;
+  END LOOP;
+END $$;
+
+DO $$
+DECLARE
+  v_ref text := 'sql-bounded-' || txid_current();
+  v_club bigint;
+  v_base constant bigint := 1790000000000;  -- 2026-09-21
+  v_big_oldest constant bigint := 1790000000010;  -- below it: each member's oldest 10 entries
+  v_read text;
+  v_old_big bigint;
+  r jsonb;
+BEGIN
+  INSERT INTO clubs (partner_ref, name, earn_rate_bp, currencies) VALUES (v_ref, 'B', 10000, '{GBP}')
+  RETURNING club_id INTO v_club;
+  PERFORM pg_temp.seed(v_club, 'big', 20000, v_base);
+  PERFORM pg_temp.seed(v_club, 'small', 2, v_base);
+  PERFORM pg_temp.seed(v_club, 'mid', 60, v_base);
+  ASSERT (SELECT count(*) FROM ledger_entries e JOIN members m USING (member_id)
+          WHERE m.club_id = v_club AND m.external_id = 'big') = 100001, 'big member seeded';
+  -- Bounded with the statistics of before the seeding (the rows are not
+  -- committed, nothing analysed them), then with statistics that know them.
+  PERFORM pg_temp.check_costs(v_club, v_big_oldest, 'stale statistics');
+  ANALYZE members, transactions, reversals, ledger_entries;
+  PERFORM pg_temp.check_costs(v_club, v_big_oldest, 'fresh statistics');
+  ASSERT (SELECT count(*) FROM mr_audit_club(v_club)) = 0, 'the seeded books balance';
+  -- The test can fail: 004's /transactions first page reads the whole history.
+  v_old_big := pg_temp.cost(format('SELECT pg_temp.old_transactions(%s, %L, 10, NULL, ''r'')', v_club, 'mid'));
+  ASSERT v_old_big > 2 * pg_temp.cost(format('SELECT mr_transactions(%s, %L, 10, NULL, ''r'')', v_club, 'mid')),
+    format('004 reads %s blocks for 301 entries', v_old_big);
+
+  -- Same pages as 004: first and oldest pages of the big member (where 004
+  -- is cheap enough to ask), limits 1, 10, 50, 100.
+  FOREACH v_read IN ARRAY ARRAY['all', 'earned', 'reversed', 'adjusted'] LOOP
+    FOR i IN 1..4 LOOP
+      r := mr_points(v_club, 'big', v_read, (ARRAY[1, 10, 50, 100])[i], v_big_oldest + 40, 'req');
+      ASSERT r::text = pg_temp.old_points(v_club, 'big', v_read, (ARRAY[1, 10, 50, 100])[i], v_big_oldest + 40, 'req')::text,
+        format('big %s oldest page: %s', v_read, r);
+    END LOOP;
+  END LOOP;
+  FOR i IN 1..4 LOOP
+    r := mr_points(v_club, 'big', 'all', (ARRAY[1, 10, 50, 100])[i], NULL, 'req');
+    ASSERT r::text = pg_temp.old_points(v_club, 'big', 'all', (ARRAY[1, 10, 50, 100])[i], NULL, 'req')::text, r::text;
+    r := mr_transactions(v_club, 'big', (ARRAY[1, 10, 50, 100])[i], v_big_oldest + 40, 'req');
+    ASSERT r::text = pg_temp.old_transactions(v_club, 'big', (ARRAY[1, 10, 50, 100])[i], v_big_oldest + 40, 'req')::text,
+      r::text;
+  END LOOP;
+  -- The oldest page of 10 holds the adjustment last and says null.
+  r := mr_points(v_club, 'big', 'all', 10, v_big_oldest, 'req');
+  ASSERT jsonb_array_length(r->'data'->'entries') = 10 AND r->'data'->'nextBefore' = 'null'::jsonb
+    AND r->'data'->'entries'->9->>'entryType' = 'manual_adjustment', r::text;
+  -- The first page of the big member's transactions: its newest reversal
+  -- (of award 80,000 - 3), then awards 80,000 down to 79,998.
+  r := mr_transactions(v_club, 'big', 4, NULL, 'req')->'data';
+  ASSERT (SELECT array_agg(e->>'type' || ':' || (e->>'externalTransactionId')) FROM jsonb_array_elements(r->'entries') e)
+    = ARRAY['reversed:big-tx-79997', 'settled:big-tx-80000', 'settled:big-tx-79999', 'settled:big-tx-79998'],
+    r::text;
+  ASSERT r->>'nextBefore' = (v_base + 99997)::text, r::text;
+
+  -- Every page of whole walks, new against old, on the small and a
+  -- 301-entry member: every filter, limits that divide the history and not.
+  FOREACH v_read IN ARRAY ARRAY['small:1', 'small:7', 'small:50', 'mid:7', 'mid:100'] LOOP
+    PERFORM pg_temp.walk_equal(v_club, split_part(v_read, ':', 1), split_part(v_read, ':', 2)::int, f)
+    FROM unnest(ARRAY['all', 'earned', 'reversed', 'reserved', 'redeemed', 'released', 'adjusted',
+                      'transactions']) f;
+  END LOOP;
+  ASSERT pg_temp.walk_equal(v_club, 'mid', 60, 'all') = 301 AND pg_temp.walk_equal(v_club, 'mid', 60, 'transactions') = 300
+    AND pg_temp.walk_equal(v_club, 'mid', 20, 'reversed') = 60 AND pg_temp.walk_equal(v_club, 'mid', 1, 'adjusted') = 1,
+    'whole histories paged';
+  RAISE EXCEPTION USING ERRCODE = 'P0001', MESSAGE = 'rollback';
+EXCEPTION WHEN raise_exception THEN
+  IF SQLERRM <> 'rollback' THEN RAISE; END IF;
+END $$;
