@@ -11,6 +11,7 @@
 #include "ledger/json_fields.hpp"
 #include "ledger/payouts.hpp"
 #include "ledger/read_requests.hpp"
+#include "ledger/statements.hpp"
 
 namespace mr::ledger {
 namespace {
@@ -56,8 +57,8 @@ class OpsPending final : public Pending {
   Shape shape_;
 };
 
-Prepared ops_statement(std::string sql, std::vector<std::optional<std::string>> params, Shape shape) {
-  return std::make_unique<OpsPending>(Query{std::move(sql), std::move(params)}, shape);
+Prepared ops_statement(std::string_view sql, std::vector<std::optional<std::string>> params, Shape shape) {
+  return std::make_unique<OpsPending>(Query{std::string(sql), std::move(params)}, shape);
 }
 
 Response ops_fail(const Request& r, ErrorCode code, std::string_view message = {}) {
@@ -68,11 +69,11 @@ Prepared route_ops(const Request& r) {
   const bool get = r.method == "GET", post = r.method == "POST";
   if (r.path == "/readyz") {
     if (!get) return ops_fail(r, ErrorCode::method_not_allowed);
-    return ops_statement("SELECT 1", {}, Shape::ready);
+    return ops_statement(sql::ready, {}, Shape::ready);
   }
   if (r.path == "/metrics") {
     if (!get) return ops_fail(r, ErrorCode::method_not_allowed);
-    return ops_statement("SELECT mr_metrics()", {}, Shape::metrics_text);
+    return ops_statement(sql::metrics, {}, Shape::metrics_text);
   }
   if (r.path == "/payouts") {
     if (!get) return ops_fail(r, ErrorCode::method_not_allowed);
@@ -86,7 +87,7 @@ Prepared route_ops(const Request& r) {
     }
     auto limit = parse_history_query(r.query, false);
     if (auto* e = std::get_if<Error>(&limit)) return Response{400, render_error(*e, r.request_id), false};
-    return ops_statement("SELECT mr_payouts($1, $2::int)",
+    return ops_statement(sql::payouts,
                          {status, std::to_string(std::get<HistoryQuery>(limit).limit)}, Shape::json_data);
   }
   // POST /payouts/{payoutId}/submit|succeed|fail
@@ -112,7 +113,7 @@ Prepared route_ops(const Request& r) {
             return Response{400, render_error(ErrorCode::invalid_request, "", r.request_id, problems), false};
           }
         }
-        return ops_statement("SELECT mr_payout_move($1, $2, $3)", {*id, std::string(*to), reason}, Shape::json_data);
+        return ops_statement(sql::payout_move, {*id, std::string(*to), reason}, Shape::json_data);
       }
     }
   }
