@@ -59,6 +59,9 @@ class Connection {
     connect_timer_.data = this;
     connect_timer_.log = pool.log();
     connect_timer_.cancelable = 1;  // a connect may be cut when a worker exits
+    sync_event_.handler = on_sync_due;
+    sync_event_.data = this;
+    sync_event_.log = pool.log();
   }
   ~Connection() { close(); }
 
@@ -138,6 +141,10 @@ class Connection {
       PQfinish(pg_);
       pg_ = nullptr;
     }
+    if (sync_event_.posted) {  // a multi-statement macro: braces needed
+      ngx_delete_posted_event(&sync_event_);
+    }
+    reads_unsynced_ = false;
     sent_.clear();
     jobs_in_flight_ = 0;
     writes_in_flight_ = 0;
@@ -147,10 +154,17 @@ class Connection {
  private:
   // One statement and its sync in the pipeline: a prepare, one job, or a
   // batch of settles.
+  // What the pipeline holds, in the order the server answers: statements
+  // and the syncs that end their transactions. A write (or batch, or
+  // prepare) is followed by its own sync and completes when that sync
+  // arrives, after the commit. Reads sent in one pass of the event loop
+  // share one sync (one flush here, one on the server) and complete as
+  // soon as their rows are in.
   struct Sent {
     int prepare = -1;  // >= 0: preparing that statement
     bool batch = false;
     bool read = false;
+    bool sync = false;  // a sync marker, no statement
     std::vector<std::unique_ptr<Job>> jobs;
     std::string batch_param;
     Result result;       // the statement's (first) result
@@ -205,14 +219,22 @@ class Connection {
       PGresult* res = PQgetResult(pg_);
       Sent& s = sent_.front();
       if (res == nullptr) {
-        if (s.ended) return;  // nothing more has come yet
+        if (s.sync || s.ended) return;  // nothing more has come yet
         s.ended = true;
+        if (s.read) complete_front();
         continue;
       }
       if (PQresultStatus(res) == PGRES_PIPELINE_SYNC) {
         PQclear(res);
-        complete_front();
+        // Everything before the sync is complete: a write committed.
+        while (state_ == State::ready && !sent_.empty() && !sent_.front().sync) complete_front();
+        if (state_ == State::ready && !sent_.empty()) sent_.pop_front();
         continue;
+      }
+      if (s.sync) {  // rows where a sync was due: the protocol is lost
+        PQclear(res);
+        broken("unexpected result in the pipeline");
+        return;
       }
       if (!s.result) {
         s.result.reset(res);
@@ -265,7 +287,24 @@ class Connection {
     pool_.on_broken(*this);
   }
 
-  // Queues the statement and its sync, then writes what the socket takes.
+  // The reads sent in this pass of the event loop end with one sync.
+  static void on_sync_due(ngx_event_t* ev) { static_cast<Connection*>(ev->data)->sync_reads(); }
+
+  void sync_reads() {
+    if (state_ != State::ready || !reads_unsynced_) return;
+    reads_unsynced_ = false;
+    if (PQpipelineSync(pg_) == 0) {  // it flushes too
+      broken(PQerrorMessage(pg_));
+      return;
+    }
+    Sent marker;
+    marker.sync = true;
+    sent_.push_back(std::move(marker));
+    flush();
+  }
+
+  // Queues the statement (and, but for a read, its sync), then writes what
+  // the socket takes; a read's sync is sent once this pass is over.
   void send(Sent s) {
     int ok;
     if (s.prepare >= 0) {
@@ -281,14 +320,27 @@ class Connection {
       for (const auto& p : job.params) values.push_back(p ? p->c_str() : nullptr);
       ok = send_statement(job.sql, values);
     }
-    if (ok == 0 || PQpipelineSync(pg_) == 0) {
-      sent_.push_back(std::move(s));  // broken() answers its jobs too
-      count(sent_.back(), true);
+    const bool read = s.read;
+    sent_.push_back(std::move(s));  // on failure broken() answers its jobs too
+    count(sent_.back(), true);
+    if (ok == 0) {
       broken(PQerrorMessage(pg_));
       return;
     }
-    sent_.push_back(std::move(s));
-    count(sent_.back(), true);
+    if (read) {
+      reads_unsynced_ = true;
+      if (!sync_event_.posted) {
+        ngx_post_event(&sync_event_, &ngx_posted_events);
+      }
+      return;
+    }
+    if (PQpipelineSync(pg_) == 0) {
+      broken(PQerrorMessage(pg_));
+      return;
+    }
+    Sent marker;
+    marker.sync = true;
+    sent_.push_back(std::move(marker));
     flush();
   }
 
@@ -336,6 +388,11 @@ class Connection {
       const char* state = s.result ? PQresultErrorField(s.result.get(), PG_DIAG_SQLSTATE) : nullptr;
       sqlstate = state != nullptr ? state : "";
       message = s.result ? PQresultErrorMessage(s.result.get()) : "no result";
+    }
+    if (status == PGRES_PIPELINE_ABORTED && s.read) {
+      // An earlier read of its sync group failed; this one never ran.
+      run(std::move(s.jobs.front()));
+      return;
     }
     if (s.prepare >= 0) {
       // A statement that cannot be prepared (an older schema) runs unprepared.
@@ -408,7 +465,9 @@ class Connection {
   std::size_t jobs_in_flight_ = 0;
   std::size_t writes_in_flight_ = 0;
   std::array<bool, kStatements> prepared_{};
+  bool reads_unsynced_ = false;
   ngx_event_t connect_timer_{};
+  ngx_event_t sync_event_{};
 };
 
 Pool::Pool(Settings settings, ngx_log_t* log) : settings_(std::move(settings)), log_(log) {
