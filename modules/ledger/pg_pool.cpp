@@ -13,7 +13,7 @@ namespace {
 
 // Settles sent in one mr_write_batch at most; reads queued on one connection.
 constexpr std::size_t kBatchLimit = 32;
-constexpr std::size_t kPipelineDepth = 4;
+constexpr std::size_t kPipelineDepth = 16;
 
 constexpr std::size_t kStatements = mr::ledger::sql::prepared.size();
 
@@ -75,6 +75,8 @@ class Connection {
     return state_ == State::ready && jobs_in_flight_ < kPipelineDepth && writes_in_flight_ == 0;
   }
   std::size_t depth() const { return jobs_in_flight_; }
+  // Has reads waiting for this pass's sync: another read joins them for free.
+  bool gathering_reads() const { return reads_unsynced_ && takes_read(); }
   bool holds(const Job* job) const {
     return std::any_of(sent_.begin(), sent_.end(), [job](const Sent& s) {
       return std::any_of(s.jobs.begin(), s.jobs.end(), [job](const auto& j) { return j.get() == job; });
@@ -518,14 +520,22 @@ Stats Pool::stats() const {
   return s;
 }
 
-// An idle connection for anything; for a read, else the least loaded
-// connection that runs only reads and has room.
+// A read goes first where reads of this pass already wait for their sync
+// (one send for all of them, one flush on the server); else, like a write,
+// to an idle connection; else to the least loaded connection that runs
+// only reads and has room.
 Connection* Pool::connection_for(const Job& job) const {
   Connection* best = nullptr;
+  const bool read = is_read(job.sql);
+  if (read) {
+    for (const auto& c : connections_) {
+      if (c->gathering_reads()) return c.get();
+    }
+  }
   for (const auto& c : connections_) {
     if (c->idle()) return c.get();
   }
-  if (!is_read(job.sql)) return nullptr;
+  if (!read) return nullptr;
   for (const auto& c : connections_) {
     if (c->takes_read() && (best == nullptr || c->depth() < best->depth())) best = c.get();
   }

@@ -217,3 +217,40 @@ Test(batch, batches_never_overdraw_a_pool_and_refuse_exactly) {
   cr_expect_eq(one(pg.get(), "SELECT mr_pool_total(club_id) FROM clubs WHERE partner_ref = 'club-i'"), "0");
   cr_expect_eq(sh(mrctl_cmd() + " audit >/dev/null"), 0, "mrctl audit found a difference");
 }
+
+// Reads from many clients at once share connections and syncs in the
+// pipeline: each answer must still be its own request's.
+Test(batch, pipelined_reads_each_get_their_own_answer) {
+  auto c = client("A");
+  constexpr int kMembers = 24;
+  const auto members = onboard(c, "club-a", kMembers, "rm");
+  for (int i = 0; i < kMembers; ++i) {
+    cr_assert_eq(post(c, "/api/v1/transactions/settled",
+                      settle_body("club-a", members[static_cast<std::size_t>(i)], unique("rtx"), 100 * (i + 1)))
+                     .status,
+                 200);
+  }
+  std::atomic<int> wrong{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kMembers; ++t) {
+    threads.emplace_back([&, t] {
+      auto tc = client("A");
+      for (int round = 0; round < 20; ++round) {
+        const int i = (t + round) % kMembers;
+        const auto& id = members[static_cast<std::size_t>(i)];
+        if (round % 5 == 4) {  // an unknown member among them
+          if (error_code(tc.get("/api/v1/members/" + unique("none") + "/balance")) != "cardholder_not_found") wrong++;
+          continue;
+        }
+        const auto r = tc.get("/api/v1/members/" + id + "/balance");
+        rapidjson::Document d = parse_json(r.body);
+        if (r.status != 200 || !d.IsObject() || !d.HasMember("data") || d["data"]["externalMemberId"].GetString() != id ||
+            d["data"]["pointsBalance"].GetInt64() != i + 1) {
+          wrong++;
+        }
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  cr_expect_eq(wrong.load(), 0);
+}
