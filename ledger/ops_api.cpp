@@ -11,6 +11,7 @@
 #include "ledger/json_fields.hpp"
 #include "ledger/payouts.hpp"
 #include "ledger/read_requests.hpp"
+#include "ledger/result_render.hpp"
 #include "ledger/statements.hpp"
 
 namespace mr::ledger {
@@ -32,16 +33,9 @@ class OpsPending final : public Pending {
     if (shape_ == Shape::ready) return Response{200, R"({"ok":true,"data":{"status":"ready"}})", false};
     rapidjson::Document d;
     d.Parse(v.data(), v.size());
-    if (d.HasParseError()) return Response{500, render_error(ErrorCode::internal_error, "", request_id), false};
-    rapidjson::StringBuffer out;
-    rapidjson::Writer<rapidjson::StringBuffer> w(out);
-    w.StartObject();
-    w.Key("ok");
-    w.Bool(true);
-    w.Key("data");
-    d.Accept(w);
-    w.EndObject();
-    return Response{200, std::string(out.GetString(), out.GetSize()), false};
+    auto body = d.HasParseError() ? std::nullopt : ok_body([&](JsonWriter& w) { return d.Accept(w); });
+    if (!body) return Response{500, render_error(ErrorCode::internal_error, "", request_id), false};
+    return Response{200, std::move(*body), false};
   }
 
   std::optional<Response> on_sql_error(std::string_view sqlstate, std::string_view request_id) const override {

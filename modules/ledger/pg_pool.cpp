@@ -295,7 +295,13 @@ class Connection {
   void sync_reads() {
     if (state_ != State::ready || !reads_unsynced_) return;
     reads_unsynced_ = false;
-    if (PQpipelineSync(pg_) == 0) {  // it flushes too
+    sync();
+  }
+
+  // Ends the transaction of what was sent since the last sync (libpq 15's
+  // PQpipelineSync flushes at once).
+  void sync() {
+    if (PQpipelineSync(pg_) == 0) {
       broken(PQerrorMessage(pg_));
       return;
     }
@@ -336,14 +342,7 @@ class Connection {
       }
       return;
     }
-    if (PQpipelineSync(pg_) == 0) {
-      broken(PQerrorMessage(pg_));
-      return;
-    }
-    Sent marker;
-    marker.sync = true;
-    sent_.push_back(std::move(marker));
-    flush();
+    sync();
   }
 
   int send_statement(const std::string& sql, std::span<const char* const> values) {
