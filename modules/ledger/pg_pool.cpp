@@ -294,13 +294,13 @@ class Connection {
 
   void sync_reads() {
     if (state_ != State::ready || !reads_unsynced_) return;
-    reads_unsynced_ = false;
     sync();
   }
 
-  // Ends the transaction of what was sent since the last sync (libpq 15's
-  // PQpipelineSync flushes at once).
+  // Ends the transaction of what was sent since the last sync, reads
+  // waiting for theirs included (libpq 15's PQpipelineSync flushes at once).
   void sync() {
+    reads_unsynced_ = false;
     if (PQpipelineSync(pg_) == 0) {
       broken(PQerrorMessage(pg_));
       return;
