@@ -37,8 +37,11 @@ struct Response {
 };
 
 struct Query {
-  std::string sql;
+  std::string sql;  // from ledger/statements.hpp
   std::vector<std::optional<std::string>> params;  // $1.. as text
+  // A settle: may run with others queued at the same time in one
+  // mr_write_batch (write_batch.hpp), keeping its own outcome.
+  bool batchable = false;
 };
 
 class ResultView {

@@ -12,6 +12,8 @@
 #include "ledger/payouts.hpp"
 #include "ledger/read_requests.hpp"
 #include "ledger/routes.hpp"
+#include "ledger/result_render.hpp"
+#include "ledger/statements.hpp"
 
 namespace mr::ledger {
 namespace {
@@ -32,16 +34,9 @@ class OpsPending final : public Pending {
     if (shape_ == Shape::ready) return Response{200, R"({"ok":true,"data":{"status":"ready"}})", false};
     rapidjson::Document d;
     d.Parse(v.data(), v.size());
-    if (d.HasParseError()) return Response{500, render_error(ErrorCode::internal_error, "", request_id), false};
-    rapidjson::StringBuffer out;
-    rapidjson::Writer<rapidjson::StringBuffer> w(out);
-    w.StartObject();
-    w.Key("ok");
-    w.Bool(true);
-    w.Key("data");
-    d.Accept(w);
-    w.EndObject();
-    return Response{200, std::string(out.GetString(), out.GetSize()), false};
+    auto body = d.HasParseError() ? std::nullopt : ok_body([&](JsonWriter& w) { return d.Accept(w); });
+    if (!body) return Response{500, render_error(ErrorCode::internal_error, "", request_id), false};
+    return Response{200, std::move(*body), false};
   }
 
   std::optional<Response> on_sql_error(std::string_view sqlstate, std::string_view request_id) const override {
@@ -57,8 +52,8 @@ class OpsPending final : public Pending {
   Shape shape_;
 };
 
-Prepared ops_statement(std::string sql, std::vector<std::optional<std::string>> params, Shape shape) {
-  return std::make_unique<OpsPending>(Query{std::move(sql), std::move(params)}, shape);
+Prepared ops_statement(std::string_view sql, std::vector<std::optional<std::string>> params, Shape shape) {
+  return std::make_unique<OpsPending>(Query{std::string(sql), std::move(params)}, shape);
 }
 
 Response ops_fail(const Request& r, ErrorCode code, std::string_view message = {}) {
@@ -70,11 +65,11 @@ Prepared route_ops(const Request& r) {
   const Route route = ops_route_of(r.path);  // the names metrics and logs use
   if (route == Route::ops_readyz) {
     if (!get) return ops_fail(r, ErrorCode::method_not_allowed);
-    return ops_statement("SELECT 1", {}, Shape::ready);
+    return ops_statement(sql::ready, {}, Shape::ready);
   }
   if (route == Route::ops_metrics) {
     if (!get) return ops_fail(r, ErrorCode::method_not_allowed);
-    return ops_statement("SELECT mr_metrics()", {}, Shape::metrics_text);
+    return ops_statement(sql::metrics, {}, Shape::metrics_text);
   }
   if (route == Route::ops_payouts) {
     if (!get) return ops_fail(r, ErrorCode::method_not_allowed);
@@ -88,7 +83,7 @@ Prepared route_ops(const Request& r) {
     }
     auto limit = parse_history_query(r.query, false);
     if (auto* e = std::get_if<Error>(&limit)) return Response{400, render_error(*e, r.request_id), false};
-    return ops_statement("SELECT mr_payouts($1, $2::int)",
+    return ops_statement(sql::payouts,
                          {status, std::to_string(std::get<HistoryQuery>(limit).limit)}, Shape::json_data);
   }
   // POST /payouts/{payoutId}/submit|succeed|fail
@@ -114,7 +109,7 @@ Prepared route_ops(const Request& r) {
             return Response{400, render_error(ErrorCode::invalid_request, "", r.request_id, problems), false};
           }
         }
-        return ops_statement("SELECT mr_payout_move($1, $2, $3)", {*id, std::string(*to), reason}, Shape::json_data);
+        return ops_statement(sql::payout_move, {*id, std::string(*to), reason}, Shape::json_data);
       }
     }
   }

@@ -1,5 +1,8 @@
 #include "ledger/result_render.hpp"
 
+#include <charconv>
+#include <cstdint>
+
 #include <rapidjson/document.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
@@ -26,16 +29,10 @@ Response render_result(std::string_view result_json, std::string_view request_id
   }
   if (outcome == "ok" || outcome == "created" || outcome == "updated" || outcome == "accepted") {
     if (!d.HasMember("data") || !d["data"].IsObject()) return internal();
-    rapidjson::StringBuffer out;
-    rapidjson::Writer<rapidjson::StringBuffer> w(out);
-    w.StartObject();
-    w.Key("ok");
-    w.Bool(true);
-    w.Key("data");
-    d["data"].Accept(w);
-    w.EndObject();
+    auto body = ok_body([&](JsonWriter& w) { return d["data"].Accept(w); });
+    if (!body) return internal();
     const int status = outcome == "created" ? 201 : outcome == "accepted" ? 202 : 200;
-    return Response{status, std::string(out.GetString(), out.GetSize()), replayed};
+    return Response{status, std::move(*body), replayed};
   }
   const auto code = code_from_name(outcome);
   if (!code) return internal();
@@ -51,6 +48,67 @@ Response render_result(std::string_view result_json, std::string_view request_id
     }
   }
   return Response{http_status(*code), render_error(*code, message, first_id, details), replayed};
+}
+
+namespace {
+
+// A bigint column as RapidJSON writes it; a numeric that does not fit goes
+// through RapidJSON's own parse, as the jsonb text did before.
+bool write_number(JsonWriter& w, std::string_view text) {
+  std::int64_t v = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec == std::errc() && end == text.data() + text.size()) return w.Int64(v);
+  rapidjson::Document d;
+  d.Parse(text.data(), text.size());
+  return !d.HasParseError() && d.IsNumber() && d.Accept(w);
+}
+
+}  // namespace
+
+Response render_balance(const ResultView& row, std::string_view request_id) {
+  const auto internal = [&] {
+    return Response{500, render_error(ErrorCode::internal_error, "", request_id), false};
+  };
+  if (row.rows() == 0) {
+    const auto code = ErrorCode::cardholder_not_found;
+    return Response{http_status(code), render_error(code, "", request_id), false};
+  }
+  enum Col { external_id, status, points, reserved, earned, redeemed, currency, cash };
+  if (row.rows() != 1) return internal();
+  for (int c : {external_id, status, points, reserved, earned, redeemed, cash}) {
+    if (row.is_null(0, c)) return internal();
+  }
+  const auto text = [&](int c) { return row.value(0, c); };
+  const auto str = [&](JsonWriter& w, int c) {
+    const auto v = text(c);
+    return w.String(v.data(), static_cast<rapidjson::SizeType>(v.size()));
+  };
+  auto body = ok_body([&](JsonWriter& w) {
+    w.StartObject();
+    w.Key("currency");
+    if (row.is_null(0, currency)) {
+      w.Null();
+    } else {
+      str(w, currency);
+    }
+    w.Key("memberStatus");
+    str(w, status);
+    w.Key("pointsBalance");
+    bool ok = write_number(w, text(points));
+    w.Key("cashValueMinor");
+    ok = write_number(w, text(cash)) && ok;
+    w.Key("externalMemberId");
+    str(w, external_id);
+    w.Key("lifetimePointsEarned");
+    ok = write_number(w, text(earned)) && ok;
+    w.Key("reservedPointsBalance");
+    ok = write_number(w, text(reserved)) && ok;
+    w.Key("lifetimePointsRedeemed");
+    ok = write_number(w, text(redeemed)) && ok;
+    return w.EndObject() && ok;
+  });
+  if (!body) return internal();
+  return Response{200, std::move(*body), false};
 }
 
 }  // namespace mr::ledger

@@ -8,6 +8,7 @@
 #include "ledger/read_requests.hpp"
 #include "ledger/result_render.hpp"
 #include "ledger/routes.hpp"
+#include "ledger/statements.hpp"
 #include "ledger/write_requests.hpp"
 
 namespace mr::ledger {
@@ -28,8 +29,22 @@ class StatementPending final : public Pending {
   Query query_;
 };
 
-Prepared statement(std::string sql, std::vector<std::optional<std::string>> params) {
-  return std::make_unique<StatementPending>(Query{std::move(sql), std::move(params)});
+// The balance comes as plain columns (mr_balance_row), rendered here.
+class BalancePending final : public Pending {
+ public:
+  explicit BalancePending(Query q) : query_(std::move(q)) {}
+  const Query& query() const override { return query_; }
+  Response render(const ResultView& result, std::string_view request_id) const override {
+    return render_balance(result, request_id);
+  }
+
+ private:
+  Query query_;
+};
+
+Prepared statement(std::string_view sql, std::vector<std::optional<std::string>> params,
+                   bool batchable = false) {
+  return std::make_unique<StatementPending>(Query{std::string(sql), std::move(params), batchable});
 }
 
 Response fail(const Request& r, const Error& e) {
@@ -55,9 +70,11 @@ std::vector<std::string_view> segments(std::string_view path) {
 Prepared write(const Request& r, Parsed parsed) {
   if (auto* e = std::get_if<Error>(&parsed)) return fail(r, *e);
   auto& cmd = std::get<WriteCommand>(parsed);
-  return statement("SELECT mr_write($1, $2::bigint, $3, $4, $5, $6, $7::jsonb)",
+  const bool batchable = cmd.op == "settle";
+  return statement(sql::write,
                    {cmd.op, std::to_string(r.club_id), std::string(r.partner_ref), std::string(r.idempotency_key),
-                    std::string(r.fingerprint), std::string(r.request_id), std::move(cmd.cmd_json)});
+                    std::string(r.fingerprint), std::string(r.request_id), std::move(cmd.cmd_json)},
+                   batchable);
 }
 
 Prepared member_read(const Request& r, const std::string& member, std::string_view what) {
@@ -71,12 +88,12 @@ Prepared member_read(const Request& r, const std::string& member, std::string_vi
     if (q.before) before = std::to_string(*q.before);
   }
   const std::string club = std::to_string(r.club_id), rid(r.request_id);
-  if (what == "balance") return statement("SELECT mr_balance($1::bigint, $2, $3)", {club, member, rid});
+  if (what == "balance") return std::make_unique<BalancePending>(Query{std::string(sql::balance), {club, member}});
   if (points) {
-    return statement("SELECT mr_points($1::bigint, $2, $3, $4::int, $5::bigint, $6)",
+    return statement(sql::points,
                      {club, member, q.filter, std::to_string(q.limit), before, rid});
   }
-  return statement("SELECT mr_transactions($1::bigint, $2, $3::int, $4::bigint, $5)",
+  return statement(sql::transactions,
                    {club, member, std::to_string(q.limit), before, rid});
 }
 
@@ -133,7 +150,7 @@ Prepared route(const Request& r) {
           return fail(r, Error{ErrorCode::invalid_request, "Invalid redemption id in the path.",
                                {{"redemptionId", "must be 1 to 128 printable ASCII characters"}}});
         }
-        return statement("SELECT mr_redemption($1::bigint, $2, $3)",
+        return statement(sql::redemption,
                          {std::to_string(r.club_id), *id, std::string(r.request_id)});
       });
     default:

@@ -99,7 +99,10 @@ PGCONF
   pg_start "$dir/pg/data" "$dir/pg/postgres.log"
   [ -n "$standby_port" ] && standby_up
   if ! psql_primary -tAc "SELECT 1 FROM pg_database WHERE datname='mr'" | grep -q 1; then
-    psql_primary -qc "CREATE DATABASE mr" >/dev/null
+    # remote_apply: the standby has replayed it before anyone connects. The
+    # DSN names the standby first, and libpq does not move to the next host
+    # after a server's refusal such as 'database "mr" does not exist'.
+    psql_primary -qc "SET synchronous_commit = remote_apply" -c "CREATE DATABASE mr" >/dev/null
   fi
 }
 

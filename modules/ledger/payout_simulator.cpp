@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "ledger/statements.hpp"
 #include "modules/common/worker_timer.hpp"
 #include "modules/ledger/statement_run.hpp"
 
@@ -16,7 +17,7 @@ void simulate(ngx_event_t* ev) {
   auto& pool = worker_pool();
   if (pool && !g_busy) {
     auto job = std::make_unique<mr::pg::Job>();
-    job->sql = "SELECT mr_payout_simulate($1::bigint)";
+    job->sql = mr::ledger::sql::payout_simulate;
     job->params = {std::to_string(g_delay)};
     ngx_log_t* log = ev->log;
     job->done = [log](mr::pg::Outcome&& outcome) {

@@ -1,13 +1,53 @@
 #include "modules/ledger/pg_pool.hpp"
 
+#include "ledger/statements.hpp"
+#include "ledger/write_batch.hpp"
 #include "modules/common/foreign_socket.hpp"
 #include "modules/ledger/pg_hosts.hpp"
 
 #include <algorithm>
+#include <array>
+#include <span>
 
 #include <sys/stat.h>
 
 namespace mr::pg {
+namespace {
+
+// Settles sent in one mr_write_batch at most; reads queued on one connection.
+constexpr std::size_t kBatchLimit = 32;
+constexpr std::size_t kPipelineDepth = 16;
+
+constexpr std::size_t kStatements = mr::ledger::sql::prepared.size();
+
+// The statement's place in the table, or -1 (then it runs unprepared).
+int statement_index(std::string_view sql) {
+  const auto& table = mr::ledger::sql::prepared;
+  const auto it = std::find(table.begin(), table.end(), sql);
+  return it == table.end() ? -1 : static_cast<int>(it - table.begin());
+}
+
+bool is_read(std::string_view sql) {
+  const auto& reads = mr::ledger::sql::reads;
+  return std::find(reads.begin(), reads.end(), sql) != reads.end();
+}
+
+const std::array<std::string, kStatements> kNames = [] {
+  std::array<std::string, kStatements> names;
+  for (std::size_t i = 0; i < kStatements; ++i) names[i] = "mr" + std::to_string(i);
+  return names;
+}();
+
+// The server went away (or never answered): the outcome is unknown.
+bool connection_lost(PGconn* pg, std::string_view sqlstate) {
+  return PQstatus(pg) == CONNECTION_BAD || sqlstate.empty() || sqlstate.starts_with("08") ||
+         sqlstate.starts_with("57P");
+}
+
+// Rolled back by a deadlock or serialization failure: nothing happened.
+bool retryable(std::string_view sqlstate) { return sqlstate == "40001" || sqlstate == "40P01"; }
+
+}  // namespace
 
 // One libpq connection whose socket is an nginx connection. Read interest
 // stays registered (level-triggered, so one PQconsumeInput that does not
@@ -15,19 +55,36 @@ namespace mr::pg {
 // unsent bytes or the connect handshake waits for writability.
 class Connection {
  public:
-  enum class State { down, connecting, idle, busy };
+  enum class State { down, connecting, ready };
 
   explicit Connection(Pool& pool) : pool_(pool) {
     connect_timer_.handler = on_connect_timeout;
     connect_timer_.data = this;
     connect_timer_.log = pool.log();
     connect_timer_.cancelable = 1;  // a connect may be cut when a worker exits
+    sync_event_.handler = on_sync_due;
+    sync_event_.data = this;
+    sync_event_.log = pool.log();
   }
   ~Connection() { close(); }
 
   State state() const { return state_; }
   bool may_connect() const { return state_ == State::down && ngx_current_msec >= retry_at_; }
-  Job* job() const { return job_.get(); }
+  // Ready with no request in flight (prepares may still be).
+  bool idle() const { return state_ == State::ready && jobs_in_flight_ == 0; }
+  bool busy() const { return jobs_in_flight_ > 0; }
+  // May take one more read behind what it runs.
+  bool takes_read() const {
+    return state_ == State::ready && jobs_in_flight_ < kPipelineDepth && writes_in_flight_ == 0;
+  }
+  std::size_t depth() const { return jobs_in_flight_; }
+  // Has reads waiting for this pass's sync: another read joins them for free.
+  bool gathering_reads() const { return reads_unsynced_ && takes_read(); }
+  bool holds(const Job* job) const {
+    return std::any_of(sent_.begin(), sent_.end(), [job](const Sent& s) {
+      return std::any_of(s.jobs.begin(), s.jobs.end(), [job](const auto& j) { return j.get() == job; });
+    });
+  }
 
   void connect() {
     const auto& s = pool_.settings();
@@ -54,17 +111,57 @@ class Connection {
   }
 
   void run(std::unique_ptr<Job> job) {
-    job_ = std::move(job);
-    state_ = State::busy;
-    send();
+    Sent s;
+    s.read = is_read(job->sql);
+    name_session(job->traceparent);
+    s.jobs.push_back(std::move(job));
+    send(std::move(s));
   }
 
-  // The job's time is up: its outcome is unknown. libpq 15 cannot cancel
-  // without blocking, so the connection is dropped and made anew later.
-  std::unique_ptr<Job> abandon() {
-    auto job = std::move(job_);
+  void run_batch(std::vector<std::unique_ptr<Job>> jobs) {
+    std::vector<const mr::ledger::Params*> params;
+    params.reserve(jobs.size());
+    for (const auto& j : jobs) params.push_back(&j->params);
+    auto param = mr::ledger::write_batch_param(params);
+    if (!param) {  // cannot happen for a settle; run them one by one
+      for (auto& j : jobs) run(std::move(j));
+      return;
+    }
+    name_session({});  // settles of a batch are untraced
+    pool_.counters().batches++;
+    pool_.counters().batched_jobs += jobs.size();
+    Sent s;
+    s.batch = true;
+    s.jobs = std::move(jobs);
+    s.batch_param = std::move(*param);
+    send(std::move(s));
+  }
+
+  // pg_stat_activity and %a in the server's log tie a statement to its
+  // request: the session is named by the request's traceparent, in the same
+  // pipeline just before the statement (no extra round trip), and named back
+  // for the next untraced one. A session setting, not a comment in the text,
+  // so the prepared statements stay one per text. Untraced traffic on an
+  // unnamed session sends nothing.
+  void name_session(const std::string& traceparent) {
+    if (traceparent == application_name_) return;
+    application_name_ = traceparent;
+    Sent naming;
+    naming.naming = true;
+    naming.batch_param = traceparent;
+    send(std::move(naming));
+  }
+
+  // A job's time is up: its outcome is unknown. libpq 15 cannot cancel
+  // without blocking, so the connection is dropped and made anew later;
+  // every job it carried is handed back.
+  std::vector<std::unique_ptr<Job>> abandon() {
+    std::vector<std::unique_ptr<Job>> jobs;
+    for (auto& s : sent_) {
+      for (auto& j : s.jobs) jobs.push_back(std::move(j));
+    }
     close();
-    return job;
+    return jobs;
   }
 
   void close() {
@@ -74,13 +171,40 @@ class Connection {
       PQfinish(pg_);
       pg_ = nullptr;
     }
-    result_.reset();
-    naming_ = false;
+    if (sync_event_.posted) {  // a multi-statement macro: braces needed
+      ngx_delete_posted_event(&sync_event_);
+    }
+    reads_unsynced_ = false;
     application_name_.clear();  // a new session starts with the DSN's
+    sent_.clear();
+    jobs_in_flight_ = 0;
+    writes_in_flight_ = 0;
     state_ = State::down;
   }
 
  private:
+  // One statement and its sync in the pipeline: a prepare, one job, or a
+  // batch of settles.
+  // What the pipeline holds, in the order the server answers: statements
+  // and the syncs that end their transactions. A write (or batch, or
+  // prepare) is followed by its own sync and completes when that sync
+  // arrives, after the commit. Reads sent in one pass of the event loop
+  // share one sync (one flush here, one on the server) and complete as
+  // soon as their rows are in.
+  struct Sent {
+    int prepare = -1;  // >= 0: preparing that statement
+    bool batch = false;
+    bool read = false;
+    bool sync = false;  // a sync marker, no statement
+    // Names the session for the statements that follow (batch_param: the
+    // request's traceparent; empty: back to the DSN's name).
+    bool naming = false;
+    std::vector<std::unique_ptr<Job>> jobs;
+    std::string batch_param;
+    Result result;       // the statement's (first) result
+    bool ended = false;  // libpq said the statement's results are complete
+  };
+
   static void on_event(ngx_event_t* ev) {
     auto* c = static_cast<ngx_connection_t*>(ev->data);
     static_cast<Connection*>(c->data)->handle(ev->write != 0);
@@ -135,15 +259,35 @@ class Connection {
       broken(PQerrorMessage(pg_));
       return;
     }
-    if (state_ != State::busy) return;  // an idle connection: notices only
-    while (PQisBusy(pg_) == 0) {
+    read_results();
+  }
+
+  void read_results() {
+    while (state_ == State::ready && !sent_.empty() && PQisBusy(pg_) == 0) {
       PGresult* res = PQgetResult(pg_);
+      Sent& s = sent_.front();
       if (res == nullptr) {
-        complete();
+        if (s.sync || s.ended) return;  // nothing more has come yet
+        s.ended = true;
+        // More statements may share this sync: a read or a naming is done
+        // with its results; a write waits for the sync (its commit).
+        if (s.read || s.naming) complete_front();
+        continue;
+      }
+      if (PQresultStatus(res) == PGRES_PIPELINE_SYNC) {
+        PQclear(res);
+        // Everything before the sync is complete: a write committed.
+        while (state_ == State::ready && !sent_.empty() && !sent_.front().sync) complete_front();
+        if (state_ == State::ready && !sent_.empty()) sent_.pop_front();
+        continue;
+      }
+      if (s.sync) {  // rows where a sync was due: the protocol is lost
+        PQclear(res);
+        broken("unexpected result in the pipeline");
         return;
       }
-      if (!result_) {
-        result_.reset(res);
+      if (!s.result) {
+        s.result.reset(res);
       } else {
         PQclear(res);
       }
@@ -155,11 +299,19 @@ class Connection {
       case PGRES_POLLING_OK:
         ngx_del_timer(&connect_timer_);
         if (!wrap_socket()) return connect_failed();
+        if (PQenterPipelineMode(pg_) == 0) return connect_failed();
         ever_connected_ = true;
-        state_ = State::idle;
+        state_ = State::ready;
         wants_write_ = false;
         update_interest();
-        pool_.on_idle(*this);
+        // Jobs may follow at once: the server runs the prepares first.
+        for (std::size_t i = 0; i < kStatements && state_ == State::ready; ++i) {
+          Sent s;
+          s.prepare = static_cast<int>(i);
+          prepared_[i] = false;
+          send(std::move(s));
+        }
+        if (state_ == State::ready) pool_.on_idle(*this);
         return;
       case PGRES_POLLING_READING:
         if (!wrap_socket()) return connect_failed();
@@ -186,42 +338,92 @@ class Connection {
     pool_.on_broken(*this);
   }
 
-  void send() {
-    // A session setting, not a comment in the statement text: prepared
-    // statements stay the same for every request. Changed only when it
-    // differs from the connection's (one extra round trip for a traced
-    // request, one for the next untraced one there); nothing otherwise.
-    if (job_->traceparent != application_name_) {
-      send_application_name();
-      return;
-    }
-    std::vector<const char*> values;
-    values.reserve(job_->params.size());
-    for (const auto& p : job_->params) values.push_back(p ? p->c_str() : nullptr);
-    if (PQsendQueryParams(pg_, job_->sql.c_str(), static_cast<int>(values.size()), nullptr,
-                          values.data(), nullptr, nullptr, 0) == 0) {
+  // The reads sent in this pass of the event loop end with one sync.
+  static void on_sync_due(ngx_event_t* ev) { static_cast<Connection*>(ev->data)->sync_reads(); }
+
+  void sync_reads() {
+    if (state_ != State::ready || !reads_unsynced_) return;
+    sync();
+  }
+
+  // Ends the transaction of what was sent since the last sync, reads
+  // waiting for theirs included (libpq 15's PQpipelineSync flushes at once).
+  void sync() {
+    reads_unsynced_ = false;
+    if (PQpipelineSync(pg_) == 0) {
       broken(PQerrorMessage(pg_));
       return;
     }
+    Sent marker;
+    marker.sync = true;
+    sent_.push_back(std::move(marker));
     flush();
   }
 
-  void send_application_name() {
-    naming_ = true;
-    const char* value = job_->traceparent.c_str();
-    const int sent = job_->traceparent.empty()
-                         ? PQsendQueryParams(pg_, "RESET application_name", 0, nullptr, nullptr, nullptr, nullptr, 0)
-                         : PQsendQueryParams(pg_, "SELECT set_config('application_name', $1, false)", 1, nullptr,
-                                             &value, nullptr, nullptr, 0);
-    if (sent == 0) {
+  // Queues the statement (and, but for a read, its sync), then writes what
+  // the socket takes; a read's sync is sent once this pass is over.
+  void send(Sent s) {
+    int ok;
+    if (s.prepare >= 0) {
+      const auto sql = std::string(mr::ledger::sql::prepared[static_cast<std::size_t>(s.prepare)]);
+      ok = PQsendPrepare(pg_, kNames[static_cast<std::size_t>(s.prepare)].c_str(), sql.c_str(), 0, nullptr);
+    } else if (s.batch) {
+      const char* value = s.batch_param.c_str();
+      ok = send_statement(std::string(mr::ledger::sql::write_batch), std::span<const char* const>(&value, 1));
+    } else if (s.naming) {
+      const char* value = s.batch_param.c_str();
+      ok = s.batch_param.empty()
+               ? PQsendQueryParams(pg_, "RESET application_name", 0, nullptr, nullptr, nullptr, nullptr, 0)
+               : PQsendQueryParams(pg_, "SELECT set_config('application_name', $1, false)", 1, nullptr, &value,
+                                   nullptr, nullptr, 0);
+    } else {
+      const Job& job = *s.jobs.front();
+      std::vector<const char*> values;
+      values.reserve(job.params.size());
+      for (const auto& p : job.params) values.push_back(p ? p->c_str() : nullptr);
+      ok = send_statement(job.sql, values);
+    }
+    const bool read = s.read, naming = s.naming;
+    sent_.push_back(std::move(s));  // on failure broken() answers its jobs too
+    count(sent_.back(), true);
+    if (ok == 0) {
       broken(PQerrorMessage(pg_));
       return;
     }
-    flush();
+    if (naming) return;  // its statement follows in the same transaction
+    if (read) {
+      reads_unsynced_ = true;
+      if (!sync_event_.posted) {
+        ngx_post_event(&sync_event_, &ngx_posted_events);
+      }
+      return;
+    }
+    sync();
+  }
+
+  int send_statement(const std::string& sql, std::span<const char* const> values) {
+    const int n = static_cast<int>(values.size());
+    const int index = statement_index(sql);
+    if (index >= 0 && prepared_[static_cast<std::size_t>(index)]) {
+      return PQsendQueryPrepared(pg_, kNames[static_cast<std::size_t>(index)].c_str(), n, values.data(), nullptr,
+                                 nullptr, 0);
+    }
+    return PQsendQueryParams(pg_, sql.c_str(), n, nullptr, values.data(), nullptr, nullptr, 0);
+  }
+
+  void count(const Sent& s, bool added) {
+    if (s.jobs.empty()) return;
+    if (added) {
+      jobs_in_flight_++;
+      if (!s.read) writes_in_flight_++;
+    } else {
+      jobs_in_flight_--;
+      if (!s.read) writes_in_flight_--;
+    }
   }
 
   void flush() {
-    if (state_ != State::busy) return;
+    if (state_ != State::ready) return;
     const int rc = PQflush(pg_);
     if (rc < 0) {
       broken(PQerrorMessage(pg_));
@@ -231,56 +433,88 @@ class Connection {
     update_interest();
   }
 
-  void complete() {
-    if (naming_) {
-      naming_ = false;
-      const ExecStatusType named = result_ ? PQresultStatus(result_.get()) : PGRES_FATAL_ERROR;
-      if (named != PGRES_TUPLES_OK && named != PGRES_COMMAND_OK) {
-        ngx_log_error(NGX_LOG_WARN, pool_.log(), 0, "mr_ledger: cannot set application_name: %s",
-                      result_ ? PQresultErrorMessage(result_.get()) : "no result");
-      }
-      application_name_ = job_->traceparent;  // on failure too: no second try per statement
-      result_.reset();
-      send();
+  // The front statement's sync arrived: its results are all in.
+  void complete_front() {
+    Sent s = std::move(sent_.front());
+    sent_.pop_front();
+    count(s, false);
+    const ExecStatusType status = s.result ? PQresultStatus(s.result.get()) : PGRES_FATAL_ERROR;
+    const bool ok = status == PGRES_TUPLES_OK || status == PGRES_COMMAND_OK;
+    std::string sqlstate, message;
+    if (!ok) {
+      const char* state = s.result ? PQresultErrorField(s.result.get(), PG_DIAG_SQLSTATE) : nullptr;
+      sqlstate = state != nullptr ? state : "";
+      message = s.result ? PQresultErrorMessage(s.result.get()) : "no result";
+    }
+    if (status == PGRES_PIPELINE_ABORTED && s.read) {
+      // An earlier read of its sync group failed; this one never ran.
+      run(std::move(s.jobs.front()));
       return;
     }
-    Outcome outcome{Outcome::Kind::ok, nullptr, {}, {}};
-    const ExecStatusType status = result_ ? PQresultStatus(result_.get()) : PGRES_FATAL_ERROR;
-    if (status != PGRES_TUPLES_OK && status != PGRES_COMMAND_OK) {
-      const char* state = result_ ? PQresultErrorField(result_.get(), PG_DIAG_SQLSTATE) : nullptr;
-      outcome.sqlstate = state != nullptr ? state : "";
-      outcome.message = result_ ? PQresultErrorMessage(result_.get()) : "no result";
-      if (PQstatus(pg_) == CONNECTION_BAD || outcome.sqlstate.empty() ||
-          outcome.sqlstate.starts_with("08") || outcome.sqlstate.starts_with("57P")) {
-        broken(outcome.message);  // the server went away mid-statement
-        return;
+    if (s.naming) {
+      if (!ok && status != PGRES_PIPELINE_ABORTED) {
+        ngx_log_error(NGX_LOG_WARN, pool_.log(), 0, "mr_ledger: cannot set application_name: %s",
+                      message.c_str());
+        if (connection_lost(pg_, sqlstate)) broken(message);
       }
-      // Rolled back by a deadlock or serialization failure: nothing
-      // happened, so running the statement again is safe.
-      if ((outcome.sqlstate == "40001" || outcome.sqlstate == "40P01") && job_->retries_left > 0) {
-        job_->retries_left--;
-        result_.reset();
-        send();
-        return;
-      }
-      outcome.kind = Outcome::Kind::sql_error;
+      return;
     }
-    outcome.result = std::move(result_);
-    state_ = State::idle;
-    auto job = std::move(job_);
-    pool_.finish(std::move(job), std::move(outcome));
-    pool_.on_idle(*this);
+    if (s.prepare >= 0) {
+      // A statement that cannot be prepared (an older schema) runs unprepared.
+      prepared_[static_cast<std::size_t>(s.prepare)] = ok;
+      if (!ok && connection_lost(pg_, sqlstate)) broken(message);
+      return;
+    }
+    if (!ok && connection_lost(pg_, sqlstate)) {
+      sent_.push_front(std::move(s));  // answered with the others
+      count(sent_.front(), true);
+      broken(message);
+      return;
+    }
+    if (s.batch) {
+      complete_batch(std::move(s), ok, message);
+    } else if (!ok && retryable(sqlstate) && s.jobs.front()->retries_left > 0) {
+      s.jobs.front()->retries_left--;
+      run(std::move(s.jobs.front()));
+    } else {
+      Outcome outcome{ok ? Outcome::Kind::ok : Outcome::Kind::sql_error, nullptr, -1, message, sqlstate};
+      if (ok) outcome.result = std::shared_ptr<const PGresult>(s.result.release(), PQclear);
+      pool_.finish(std::move(s.jobs.front()), std::move(outcome));
+    }
+    // Room for what queued: a read fits behind reads, a write needs idle.
+    if (state_ == State::ready) pool_.on_idle(*this);
+  }
+
+  // A batch that failed rolled back as a whole: its settles run again one
+  // by one, each getting its own outcome (MRB01: a pool stripe too low for
+  // all of them; otherwise a deadlock, a duplicate settled elsewhere, ...).
+  void complete_batch(Sent s, bool ok, const std::string& message) {
+    const int rows = ok ? PQntuples(s.result.get()) : 0;
+    if (!ok) {
+      pool_.counters().batch_fallbacks++;
+      for (auto& j : s.jobs) run(std::move(j));
+      return;
+    }
+    if (rows != static_cast<int>(s.jobs.size())) {  // committed: never run again
+      for (auto& j : s.jobs) {
+        pool_.finish(std::move(j), Outcome{Outcome::Kind::sql_error, nullptr, -1, "batch rows " + message, "XX000"});
+      }
+      return;
+    }
+    const std::shared_ptr<const PGresult> shared(s.result.release(), PQclear);
+    for (std::size_t i = 0; i < s.jobs.size(); ++i) {
+      pool_.finish(std::move(s.jobs[i]), Outcome{Outcome::Kind::ok, shared, static_cast<int>(i), {}, {}});
+    }
   }
 
   void broken(std::string_view why) {
     std::string message(why);
     ngx_log_error(NGX_LOG_ERR, pool_.log(), 0, "mr_ledger: PostgreSQL connection lost: %s",
                   message.c_str());
-    auto job = std::move(job_);
-    close();
+    auto jobs = abandon();
     retry_at_ = 0;  // a connection that worked may reconnect at once
-    if (job) {
-      pool_.finish(std::move(job), Outcome{Outcome::Kind::unavailable, nullptr, message, {}});
+    for (auto& job : jobs) {
+      pool_.finish(std::move(job), Outcome{Outcome::Kind::unavailable, nullptr, -1, message, {}});
     }
     pool_.on_broken(*this);
   }
@@ -293,13 +527,16 @@ class Connection {
   int hosts_ = 1;
   State state_ = State::down;
   bool wants_write_ = false;
-  bool ever_connected_ = false;   // the next connect is a reconnect
-  bool naming_ = false;           // the application_name statement is in flight
-  std::string application_name_;  // the session's traceparent; empty: the DSN's default
+  bool ever_connected_ = false;  // the next connect is a reconnect
+  std::string application_name_;  // the traceparent last sent for the session; empty: the DSN's
   ngx_msec_t retry_at_ = 0;
-  std::unique_ptr<Job> job_;
-  Result result_;
+  std::deque<Sent> sent_;
+  std::size_t jobs_in_flight_ = 0;
+  std::size_t writes_in_flight_ = 0;
+  std::array<bool, kStatements> prepared_{};
+  bool reads_unsynced_ = false;
   ngx_event_t connect_timer_{};
+  ngx_event_t sync_event_{};
 };
 
 Pool::Pool(Settings settings, ngx_log_t* log) : settings_(std::move(settings)), log_(log) {
@@ -313,10 +550,9 @@ Pool::Pool(Settings settings, ngx_log_t* log) : settings_(std::move(settings)), 
 
 Pool::~Pool() {
   for (auto& c : connections_) {
-    if (auto job = c->state() == Connection::State::busy ? c->abandon() : nullptr) {
+    for (auto& job : c->abandon()) {
       if (job->timer.timer_set) ngx_del_timer(&job->timer);
     }
-    c->close();
   }
   for (auto& job : queue_) {
     if (job->timer.timer_set) ngx_del_timer(&job->timer);
@@ -333,7 +569,7 @@ Job* Pool::submit(std::unique_ptr<Job> job) {
   job->timer.data = job.get();
   job->timer.log = log_;
   if (queue_.size() >= settings_.queue_limit) {
-    finish(std::move(job), Outcome{Outcome::Kind::unavailable, nullptr, "queue full", {}});
+    finish(std::move(job), Outcome{Outcome::Kind::unavailable, nullptr, -1, "queue full", {}});
     return nullptr;
   }
   ngx_add_timer(&handle->timer, settings_.query_timeout);
@@ -343,15 +579,72 @@ Job* Pool::submit(std::unique_ptr<Job> job) {
   return handle;
 }
 
+Stats Pool::stats() const {
+  Stats s = counters_;
+  s.queued = queue_.size();
+  s.in_use = static_cast<std::uint64_t>(
+      std::count_if(connections_.begin(), connections_.end(), [](const auto& c) { return c->busy(); }));
+  return s;
+}
+
+// A read goes first where reads of this pass already wait for their sync
+// (one send for all of them, one flush on the server); else, like a write,
+// to an idle connection; else to the least loaded connection that runs
+// only reads and has room.
+Connection* Pool::connection_for(const Job& job) const {
+  Connection* best = nullptr;
+  const bool read = is_read(job.sql);
+  if (read) {
+    for (const auto& c : connections_) {
+      if (c->gathering_reads()) return c.get();
+    }
+  }
+  for (const auto& c : connections_) {
+    if (c->idle()) return c.get();
+  }
+  if (!read) return nullptr;
+  for (const auto& c : connections_) {
+    if (c->takes_read() && (best == nullptr || c->depth() < best->depth())) best = c.get();
+  }
+  return best;
+}
+
+// The front job, a settle, and every other settle queued now (up to the
+// limit), in the order they came.
+std::vector<std::unique_ptr<Job>> Pool::take_batch() {
+  std::vector<std::unique_ptr<Job>> batch;
+  for (auto it = queue_.begin(); it != queue_.end() && batch.size() < kBatchLimit;) {
+    if ((*it)->batchable) {
+      batch.push_back(std::move(*it));
+      it = queue_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  return batch;
+}
+
 void Pool::dispatch() {
-  for (auto& c : connections_) {
-    if (queue_.empty()) return;
-    if (c->state() == Connection::State::idle) {
+  // A callback run from here may submit again: that job just queues.
+  if (dispatching_) return;
+  dispatching_ = true;
+  while (!queue_.empty()) {
+    Connection* c = connection_for(*queue_.front());
+    if (c == nullptr) break;
+    if (queue_.front()->batchable) {
+      auto batch = take_batch();
+      if (batch.size() == 1) {
+        c->run(std::move(batch.front()));  // a lone settle goes as it is
+      } else {
+        c->run_batch(std::move(batch));
+      }
+    } else {
       auto job = std::move(queue_.front());
       queue_.pop_front();
       c->run(std::move(job));
     }
   }
+  dispatching_ = false;
   // Waiting jobs and nothing idle: open more connections, one per job.
   std::size_t connecting = static_cast<std::size_t>(std::count_if(
       connections_.begin(), connections_.end(),
@@ -373,7 +666,7 @@ void Pool::fail_queue_if_nothing_can_serve() {
   while (!queue_.empty()) {
     auto job = std::move(queue_.front());
     queue_.pop_front();
-    finish(std::move(job), Outcome{Outcome::Kind::unavailable, nullptr, "database unreachable", {}});
+    finish(std::move(job), Outcome{Outcome::Kind::unavailable, nullptr, -1, "database unreachable", {}});
   }
 }
 
@@ -395,15 +688,6 @@ void Pool::finish(std::unique_ptr<Job> job, Outcome&& outcome) {
   }
 }
 
-Stats Pool::stats() const {
-  Stats s = counters_;
-  s.in_use = static_cast<std::uint64_t>(std::count_if(connections_.begin(), connections_.end(), [](const auto& c) {
-    return c->state() == Connection::State::busy;
-  }));
-  s.queued = queue_.size();
-  return s;
-}
-
 void Pool::on_job_timeout(Job* job) {
   counters_.timed_out++;
   auto queued = std::find_if(queue_.begin(), queue_.end(),
@@ -411,14 +695,16 @@ void Pool::on_job_timeout(Job* job) {
   if (queued != queue_.end()) {
     auto owned = std::move(*queued);
     queue_.erase(queued);
-    finish(std::move(owned), Outcome{Outcome::Kind::unavailable, nullptr, "timed out waiting", {}});
+    finish(std::move(owned), Outcome{Outcome::Kind::unavailable, nullptr, -1, "timed out waiting", {}});
     return;
   }
   for (auto& c : connections_) {
-    if (c->job() == job) {
+    if (c->holds(job)) {
       ngx_log_error(NGX_LOG_ERR, log_, 0, "mr_ledger: query timed out; dropping the connection");
-      auto owned = c->abandon();
-      finish(std::move(owned), Outcome{Outcome::Kind::unavailable, nullptr, "query timed out", {}});
+      for (auto& owned : c->abandon()) {
+        const char* why = owned.get() == job ? "query timed out" : "connection dropped after a timeout";
+        finish(std::move(owned), Outcome{Outcome::Kind::unavailable, nullptr, -1, why, {}});
+      }
       on_broken(*c);
       return;
     }

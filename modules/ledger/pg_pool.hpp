@@ -2,8 +2,16 @@
 // event loop: connect, send and read on socket readiness, queue when every
 // connection is busy, a timer per job that is also its timeout, reconnect
 // after the server went away. Nothing here ever blocks the worker.
+//
+// Every connection runs in libpq's pipeline mode, each statement followed
+// by its own sync (its own transaction): the statement table
+// (ledger/statements.hpp) is prepared as soon as a connection is made, with
+// no wait; reads may queue on a connection that is still busy with reads;
+// settles that queued while every connection was busy go together as one
+// mr_write_batch. A lone request is sent at once, never held back.
 #pragma once
 
+#include <cstdint>
 #include <deque>
 #include <functional>
 #include <memory>
@@ -21,7 +29,10 @@ class Pool;
 
 struct Outcome {
   enum class Kind { ok, sql_error, unavailable } kind;
-  Result result;     // kind == ok: the statement's tuples
+  // kind == ok: the statement's tuples; shared by the requests of a batch,
+  // each reading its own row.
+  std::shared_ptr<const PGresult> result;
+  int row = -1;         // a batch: this job's row; -1: the whole result is the job's
   std::string message;  // sql_error / unavailable: why, for the log
   std::string sqlstate;
 };
@@ -31,6 +42,7 @@ struct Outcome {
 struct Job {
   std::string sql;
   std::vector<std::optional<std::string>> params;
+  bool batchable = false;  // a settle: may go in one mr_write_batch with others
   std::function<void(Outcome&&)> done;
   // The request's W3C traceparent (empty: none). The connection runs the
   // statement with it as its application_name, so pg_stat_activity and
@@ -52,10 +64,13 @@ struct Settings {
 
 // What the pool did, for the metrics: gauges now, counters since start.
 struct Stats {
-  std::uint64_t in_use = 0;      // connections with a statement in flight
-  std::uint64_t queued = 0;      // jobs waiting for a connection
-  std::uint64_t timed_out = 0;   // jobs answered unavailable by their timer
-  std::uint64_t reconnects = 0;  // connects after a connection was lost or refused
+  std::uint64_t in_use = 0;           // connections with a statement in flight
+  std::uint64_t queued = 0;           // jobs waiting for a connection
+  std::uint64_t timed_out = 0;        // jobs answered unavailable by their timer
+  std::uint64_t reconnects = 0;       // connects after a connection was lost or refused
+  std::uint64_t batches = 0;          // mr_write_batch statements sent
+  std::uint64_t batched_jobs = 0;     // settles sent inside them
+  std::uint64_t batch_fallbacks = 0;  // batches that failed and ran one by one
 };
 
 class Connection;
@@ -87,12 +102,15 @@ class Pool {
  private:
   void dispatch();
   void fail_queue_if_nothing_can_serve();
+  Connection* connection_for(const Job& job) const;
+  std::vector<std::unique_ptr<Job>> take_batch();
 
   Settings settings_;
   ngx_log_t* log_;
   std::vector<std::unique_ptr<Connection>> connections_;
   std::deque<std::unique_ptr<Job>> queue_;
   Stats counters_;
+  bool dispatching_ = false;
 };
 
 }  // namespace mr::pg

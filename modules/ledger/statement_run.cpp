@@ -7,17 +7,20 @@
 namespace mr::ngx::ledger {
 namespace {
 
+// The job's tuples: the whole result, or its one row of a batch's.
 class PgResultView final : public mr::ledger::ResultView {
  public:
-  explicit PgResultView(const PGresult* r) : r_(r) {}
-  int rows() const override { return PQntuples(r_); }
-  bool is_null(int row, int col) const override { return PQgetisnull(r_, row, col) != 0; }
+  PgResultView(const PGresult* r, int row) : r_(r), row_(row) {}
+  int rows() const override { return row_ < 0 ? PQntuples(r_) : 1; }
+  bool is_null(int row, int col) const override { return PQgetisnull(r_, at(row), col) != 0; }
   std::string_view value(int row, int col) const override {
-    return {PQgetvalue(r_, row, col), static_cast<std::size_t>(PQgetlength(r_, row, col))};
+    return {PQgetvalue(r_, at(row), col), static_cast<std::size_t>(PQgetlength(r_, at(row), col))};
   }
 
  private:
+  int at(int row) const { return row_ < 0 ? row : row_; }
   const PGresult* r_;
+  int row_;
 };
 
 // What a request waiting for the database keeps: the domain's pending
@@ -37,7 +40,7 @@ void on_outcome(ngx_http_request_t* r, Waiting* waiting, mr::pg::Outcome&& outco
   ngx_int_t rc;
   switch (outcome.kind) {
     case mr::pg::Outcome::Kind::ok: {
-      const PgResultView view(outcome.result.get());
+      const PgResultView view(outcome.result.get(), outcome.row);
       rc = send_response(r, waiting->pending->render(view, request_id(r)));
       break;
     }
@@ -96,6 +99,8 @@ ngx_int_t run_prepared(ngx_http_request_t* r, mr::ledger::Prepared prepared) {
   job->params = waiting->pending->query().params;
   // Tracing costs nothing without the header: see pg_pool's application_name.
   if (const auto trace = traceparent(r)) job->traceparent.assign(trace->data(), trace->size());
+  // A traced settle runs alone: the session's name is one request's.
+  job->batchable = waiting->pending->query().batchable && job->traceparent.empty();
   job->done = [r, waiting](mr::pg::Outcome&& outcome) { on_outcome(r, waiting, std::move(outcome)); };
   waiting->job = job.get();
   // submit may answer at once (queue full, database unreachable): the

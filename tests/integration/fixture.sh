@@ -68,10 +68,13 @@ club club-g "Club G" 100
 club club-h "Club H" 10000
 "$mrctl" pool topup --ref club-h --points 100000 >/dev/null
 "$mrctl" capacity topup --ref club-h --minor 700 >/dev/null
+# club-i: a pool of exactly 1000 that batched settles race for.
+club club-i "Club I" 10000
+"$mrctl" pool topup --ref club-i --points 1000 >/dev/null
 {
   for spec in "club-a sandbox A" "club-a production PRD" "club-b sandbox B" "club-a sandbox REVOKE" \
               "club-c sandbox C" "club-d sandbox D" "club-e sandbox E" "club-f sandbox F" \
-              "club-g sandbox G" "club-h sandbox H"; do
+              "club-g sandbox G" "club-h sandbox H" "club-i sandbox I"; do
     set -- $spec
     out=$(key "$1" "$2")
     echo "MR_KEY_$3_ID='$(echo "$out" | json_field keyId)'"

@@ -30,12 +30,12 @@ Test(concurrency, parallel_awards_and_reversals_for_one_member) {
         const std::string tx = unique("ctx" + std::to_string(t));
         const std::int64_t amount = 100 + t * 10 + i;
         auto s1 = c.post("/api/v1/transactions/settled", settle_body(ref, id, tx, amount), unique("i"));
-        if (s1.status != 200) { failures++; continue; }
+        if (s1.status != 200) { fprintf(stderr, "settle %ld %s\n", s1.status, s1.body.c_str()); failures++; continue; }
         awarded += amount;
         if (i % 2 == 0) {  // reverse half of them, in two parts
           auto r1 = c.post("/api/v1/transactions/reversed", reverse_body(ref, id, tx, amount / 3), unique("i"));
           auto r2 = c.post("/api/v1/transactions/reversed", reverse_body(ref, id, tx, 0), unique("i"));
-          if (r1.status != 200 || r2.status != 200) { failures++; continue; }
+          if (r1.status != 200 || r2.status != 200) { fprintf(stderr, "rev %ld %s %ld %s\n", r1.status, r1.body.c_str(), r2.status, r2.body.c_str()); failures++; continue; }
           reversed += amount;
         }
       }

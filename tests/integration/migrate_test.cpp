@@ -168,12 +168,10 @@ Migrated migrate(Db& db, const std::vector<std::string>& extra = {}) {
 }
 
 int newest() { return mr::migrations().back().version; }
-
-// How many migrations come after `version` (what an upgrade from it applies).
+// How many migrations come after `version` (an upgrade applies them all).
 int after(int version) {
-  int n = 0;
-  for (const auto& m : mr::migrations()) n += m.version > version ? 1 : 0;
-  return n;
+  const auto& all = mr::migrations();
+  return static_cast<int>(std::count_if(all.begin(), all.end(), [&](const auto& m) { return m.version > version; }));
 }
 
 const mr::Migration& migration(int version) {

@@ -1,6 +1,7 @@
 // What the integration fixture wrote: addresses and seeded keys.
 #pragma once
 
+#include <atomic>
 #include <cstdlib>
 #include <map>
 #include <stdexcept>
@@ -64,9 +65,12 @@ inline std::string header(const HttpResponse& r, const std::string& lower_name) 
   return it == r.headers.end() ? std::string() : it->second;
 }
 
-// Unique per test process and call, for ids that must not collide.
+// Unique per test process and call, for ids that must not collide. Tests
+// call it from many threads: a plain int counter gave two threads the same
+// id now and then (two requests with one idempotency key and different
+// bodies: a spurious duplicate_idempotency_conflict).
 inline std::string unique(const std::string& prefix) {
-  static int counter = 0;
+  static std::atomic<int> counter{0};
   return prefix + "-" + std::to_string(::getpid()) + "-" + std::to_string(std::time(nullptr)) +
          "-" + std::to_string(++counter);
 }

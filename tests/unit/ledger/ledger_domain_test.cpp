@@ -14,6 +14,7 @@
 #include "ledger/timestamps.hpp"
 #include "ledger/read_requests.hpp"
 #include "ledger/result_render.hpp"
+#include "ledger/write_batch.hpp"
 #include "ledger/write_requests.hpp"
 
 using namespace mr::ledger;
@@ -276,7 +277,7 @@ Test(rendering, outcomes) {
 }
 
 Test(rendering, pending_renders_the_single_row) {
-  Prepared p = prepare(req("GET", "/api/v1/members/m1/balance"));
+  Prepared p = prepare(req("GET", "/api/v1/members/m1/transactions"));
   auto& pending = std::get<std::unique_ptr<Pending>>(p);
   const FakeResult result(R"({"outcome":"ok","requestId":"rid","data":{"pointsBalance":5}})");
   auto r = pending->render(result, "rid");
@@ -284,6 +285,71 @@ Test(rendering, pending_renders_the_single_row) {
   cr_expect_eq(r.body, std::string(R"({"ok":true,"data":{"pointsBalance":5}})"));
   // Deterministic: the same result renders the same bytes.
   cr_expect_eq(pending->render(result, "other").body, r.body);
+}
+
+namespace {
+
+// mr_balance_row's columns, as text; nullopt is NULL.
+class FakeColumns final : public ResultView {
+ public:
+  explicit FakeColumns(std::vector<std::optional<std::string>> row) : row_(std::move(row)) {}
+  int rows() const override { return row_.empty() ? 0 : 1; }
+  bool is_null(int, int col) const override { return !row_.at(static_cast<std::size_t>(col)); }
+  std::string_view value(int, int col) const override { return *row_.at(static_cast<std::size_t>(col)); }
+
+ private:
+  std::vector<std::optional<std::string>> row_;
+};
+
+}  // namespace
+
+// The bytes mr_balance's jsonb rendered to (jsonb's key order: shorter
+// keys first), now from plain columns.
+Test(rendering, balance_from_columns_as_the_jsonb_was) {
+  Prepared p = prepare(req("GET", "/api/v1/members/m1/balance"));
+  auto& pending = std::get<std::unique_ptr<Pending>>(p);
+  cr_expect(pending->query().sql.find("mr_balance_row(") != std::string::npos);
+  auto r = pending->render(FakeColumns({"m\"1", "active", "-5", "7", "120", "9", "GBP", "0"}), "rid");
+  cr_expect_eq(r.status, 200);
+  cr_expect_eq(r.body, std::string(R"({"ok":true,"data":{"currency":"GBP","memberStatus":"active","pointsBalance":-5,)"
+                                   R"("cashValueMinor":0,"externalMemberId":"m\"1","lifetimePointsEarned":120,)"
+                                   R"("reservedPointsBalance":7,"lifetimePointsRedeemed":9}})"));
+  // No payout currency: null; a cash value past 64 bits as RapidJSON read and wrote the jsonb number.
+  r = pending->render(FakeColumns({"m1", "closed", "3", "0", "3", "0", std::nullopt, "18446744073709551616"}), "rid");
+  cr_expect(r.body.find(R"("currency":null,)") != std::string::npos, "%s", r.body.c_str());
+  cr_expect(r.body.find(R"("cashValueMinor":18446744073709553000.0,)") != std::string::npos, "%s", r.body.c_str());
+  r = pending->render(FakeColumns({}), "rid");
+  cr_expect_eq(r.status, 404);
+  cr_expect(r.body.find("cardholder_not_found") != std::string::npos);
+  cr_expect(r.body.find("rid") != std::string::npos);
+  cr_expect_eq(pending->render(FakeColumns({"m1", "active", "x", "0", "0", "0", "GBP", "0"}), "rid").status, 500);
+}
+
+// Only settles are batched; the batch parameter carries each one's mr_write
+// parameters with the command as JSON, not as a string.
+Test(write_batch, settles_batch_with_their_parameters) {
+  const std::string body = settle("100");
+  Prepared p = prepare(req("POST", "/api/v1/transactions/settled", body));
+  const Query& q = std::get<std::unique_ptr<Pending>>(p)->query();
+  cr_expect(q.batchable);
+  const Params* one[] = {&q.params, &q.params};
+  const auto param = write_batch_param(one);
+  cr_assert(param.has_value());
+  rapidjson::Document d;
+  d.Parse(param->c_str());
+  cr_assert(!d.HasParseError() && d.IsArray() && d.Size() == 2);
+  cr_expect_eq(std::string(d[1][0].GetString()), "settle");
+  cr_expect_eq(std::string(d[1][3].GetString()), *q.params[3]);
+  cr_expect(d[1][6].IsObject());
+  cr_expect(d[1][6].HasMember("externalMemberId"));
+  const Params incomplete{std::string("settle")};
+  const Params* bad[] = {&incomplete};
+  cr_expect(!write_batch_param(bad).has_value());
+}
+
+Test(write_batch, other_writes_are_not_batched) {
+  Prepared p = prepare(req("POST", "/api/v1/members", member(R"("email":"a@b.co")")));
+  cr_expect(!std::get<std::unique_ptr<Pending>>(p)->query().batchable);
 }
 
 // ---- Boundaries and storage-safety of each field rule -----------------------

@@ -1,0 +1,35 @@
+// Every statement the ledger sends, in one table: the pool prepares each of
+// them once per connection (and again after a reconnect), so a request
+// costs PostgreSQL no parse and no plan. A statement whose text is not here
+// still runs, unprepared.
+#pragma once
+
+#include <array>
+#include <string_view>
+
+namespace mr::ledger::sql {
+
+inline constexpr std::string_view write = "SELECT mr_write($1, $2::bigint, $3, $4, $5, $6, $7::jsonb)";
+// Settles that queued together (write_batch.hpp); one jsonb result per row.
+inline constexpr std::string_view write_batch = "SELECT mr_write_batch($1::jsonb)";
+inline constexpr std::string_view balance = "SELECT * FROM mr_balance_row($1::bigint, $2)";
+inline constexpr std::string_view points = "SELECT mr_points($1::bigint, $2, $3, $4::int, $5::bigint, $6)";
+inline constexpr std::string_view transactions = "SELECT mr_transactions($1::bigint, $2, $3::int, $4::bigint, $5)";
+inline constexpr std::string_view redemption = "SELECT mr_redemption($1::bigint, $2, $3)";
+inline constexpr std::string_view ready = "SELECT 1";
+inline constexpr std::string_view metrics = "SELECT mr_metrics()";
+inline constexpr std::string_view payouts = "SELECT mr_payouts($1, $2::int)";
+inline constexpr std::string_view payout_move = "SELECT mr_payout_move($1, $2, $3)";
+inline constexpr std::string_view payout_simulate = "SELECT mr_payout_simulate($1::bigint)";
+
+inline constexpr std::array<std::string_view, 11> prepared = {
+    write, write_batch, balance, points, transactions, redemption, ready, metrics, payouts, payout_move,
+    payout_simulate};
+
+// Statements that change nothing: the pool may queue them on a connection
+// still busy with other reads (a write there could wait on a lock and hold
+// them up).
+inline constexpr std::array<std::string_view, 7> reads = {balance,  points,  transactions, redemption,
+                                                          ready,    metrics, payouts};
+
+}  // namespace mr::ledger::sql

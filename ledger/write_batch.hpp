@@ -1,0 +1,20 @@
+// Settles queued at the same moment on one worker go to PostgreSQL as one
+// mr_write_batch call (006_write_batch.sql): one round trip and one commit,
+// each request keeping its own outcome and idempotency record.
+#pragma once
+
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace mr::ledger {
+
+using Params = std::vector<std::optional<std::string>>;
+
+// mr_write_batch's one parameter: a JSON array holding each request's
+// mr_write parameters in order, the command embedded as JSON. nullopt if a
+// request is not a complete mr_write call.
+std::optional<std::string> write_batch_param(std::span<const Params* const> writes);
+
+}  // namespace mr::ledger

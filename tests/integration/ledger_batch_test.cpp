@@ -1,0 +1,256 @@
+// Settles that queue while every ledger connection is busy go to PostgreSQL
+// together (mr_write_batch): each keeps its own outcome, its idempotency
+// record and the books stay exact, failing ones included. To make the
+// queue certain, a session of the test holds some members' rows locked:
+// settles for them fill every connection, everything sent after them
+// queues, and the lock's release lets the queue go as batches. Requests of
+// one transaction share its now(): idempotency records with the same
+// created_at were written by one batch.
+#include <libpq-fe.h>
+
+#include <atomic>
+#include <chrono>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "ledger/result_render.hpp"
+#include "tests/integration/ledger_helpers.hpp"
+
+using namespace mr::test;
+
+namespace {
+
+struct PgFree {
+  void operator()(PGconn* c) const { PQfinish(c); }
+};
+using Pg = std::unique_ptr<PGconn, PgFree>;
+
+Pg connect_db() {
+  Pg c(PQconnectdb(env("MR_DSN").c_str()));
+  cr_assert(c && PQstatus(c.get()) == CONNECTION_OK, "cannot connect: %s", PQerrorMessage(c.get()));
+  return c;
+}
+
+std::string one(PGconn* c, const std::string& sql) {
+  std::unique_ptr<PGresult, decltype(&PQclear)> r(PQexec(c, sql.c_str()), PQclear);
+  const auto st = PQresultStatus(r.get());
+  cr_assert(st == PGRES_TUPLES_OK || st == PGRES_COMMAND_OK, "%s: %s", sql.c_str(), PQerrorMessage(c));
+  return st == PGRES_TUPLES_OK && PQntuples(r.get()) > 0 ? PQgetvalue(r.get(), 0, 0) : "";
+}
+
+// Holds `gate` members' rows (club-a) locked until release().
+class Gate {
+ public:
+  explicit Gate(const std::vector<std::string>& members) : pg_(connect_db()) {
+    std::string list;
+    for (const auto& m : members) list += (list.empty() ? "'" : ",'") + m + "'";
+    one(pg_.get(), "BEGIN");
+    one(pg_.get(), "SELECT 1 FROM members WHERE external_id IN (" + list + ") FOR UPDATE");
+  }
+  void release() { one(pg_.get(), "COMMIT"); }
+
+ private:
+  Pg pg_;
+};
+
+constexpr int kGate = 16;  // more settles than the fixture's 2 workers x 4 connections
+
+// Settles for the gate's members from threads of their own: they take
+// every connection and wait on the lock.
+std::vector<std::thread> fill_connections(const std::vector<std::string>& gate, std::atomic<int>& gate_ok) {
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kGate; ++i) {
+    threads.emplace_back([&, i] {
+      auto r = client("A").post("/api/v1/transactions/settled",
+                                settle_body("club-a", gate[static_cast<std::size_t>(i) % gate.size()],
+                                            unique("gtx"), 100),
+                                unique("gate"));
+      if (r.status == 200) gate_ok++;
+    });
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  return threads;
+}
+
+std::vector<std::string> onboard(MrClient& c, const std::string& ref, int n, const std::string& prefix) {
+  std::vector<std::string> ids;
+  for (int i = 0; i < n; ++i) {
+    ids.push_back(unique(prefix));
+    cr_assert_eq(post(c, "/api/v1/members", member_body(ref, ids.back())).status, 201);
+  }
+  return ids;
+}
+
+// The largest number of this run's idempotency records one transaction wrote.
+int largest_batch(PGconn* pg, const std::string& key_prefix) {
+  return std::stoi(one(pg, "SELECT coalesce(max(n), 0) FROM (SELECT count(*) n FROM idempotency_records "
+                           "WHERE idem_key LIKE '" + key_prefix + "%' GROUP BY created_at) g"));
+}
+
+}  // namespace
+
+Test(batch, queued_settles_keep_their_own_outcomes_and_the_books) {
+  auto c = client("A");
+  const auto gate = onboard(c, "club-a", 4, "gate");
+  constexpr int kMembers = 40;
+  const auto members = onboard(c, "club-a", kMembers, "bm");
+  const std::string settled_before = unique("tx-before");
+  cr_assert_eq(post(c, "/api/v1/transactions/settled", settle_body("club-a", members[0], settled_before, 100)).status,
+               200);
+  const std::string replay_key = unique("bk-replay");
+  const std::string replay_body = settle_body("club-a", members[1], unique("tx-replayed"), 200);
+  const auto first = c.post("/api/v1/transactions/settled", replay_body, replay_key);
+  cr_assert_eq(first.status, 200, "%s", first.body.c_str());
+  const std::string run = unique("bk");
+
+  Gate lock(gate);
+  std::atomic<int> gate_ok{0};
+  auto gate_threads = fill_connections(gate, gate_ok);
+
+  // club-a earns 100 bp: member i is awarded amount (1000 + 100 i) / 100.
+  std::vector<HttpResponse> awards(kMembers);
+  HttpResponse unknown, currency, duplicate, replay, wrong_partner;
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kMembers; ++i) {
+    threads.emplace_back([&, i] {
+      awards[static_cast<std::size_t>(i)] =
+          client("A").post("/api/v1/transactions/settled",
+                           settle_body("club-a", members[static_cast<std::size_t>(i)], unique("btx"), 1000 + 100 * i),
+                           run + "-award-" + std::to_string(i));
+    });
+  }
+  threads.emplace_back([&] {
+    unknown = client("A").post("/api/v1/transactions/settled", settle_body("club-a", unique("nobody"), unique("t"), 100),
+                               run + "-unknown");
+  });
+  threads.emplace_back([&] {
+    currency = client("A").post("/api/v1/transactions/settled",
+                                settle_body("club-a", members[2], unique("t"), 100, "USD"), run + "-currency");
+  });
+  threads.emplace_back([&] {
+    duplicate = client("A").post("/api/v1/transactions/settled",
+                                 settle_body("club-a", members[3], settled_before, 100), run + "-duplicate");
+  });
+  threads.emplace_back([&] { replay = client("A").post("/api/v1/transactions/settled", replay_body, replay_key); });
+  threads.emplace_back([&] {
+    wrong_partner = client("A").post("/api/v1/transactions/settled",
+                                     settle_body("club-b", members[4], unique("t"), 100), run + "-partner");
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  lock.release();
+  for (auto& t : threads) t.join();
+  for (auto& t : gate_threads) t.join();
+  cr_expect_eq(gate_ok.load(), kGate);
+
+  for (int i = 0; i < kMembers; ++i) {
+    const auto& r = awards[static_cast<std::size_t>(i)];
+    cr_assert_eq(r.status, 200, "%s", r.body.c_str());
+    const std::int64_t points = (1000 + 100 * i) / 100;
+    auto d = data_of(r);
+    cr_expect_eq(i64(d, "pointsAwarded"), points);
+    // Member 0 had 1 point and member 1 had 2 before.
+    cr_expect_eq(i64(d["balances"], "pointsBalance"), points + (i == 0 ? 1 : i == 1 ? 2 : 0));
+  }
+  EXPECT_ERROR(unknown, 404, "cardholder_not_found");
+  cr_expect_eq(error_code(currency), std::string("unsupported_currency"), "%s", currency.body.c_str());
+  cr_expect_eq(error_code(duplicate), std::string("duplicate_transaction"), "%s", duplicate.body.c_str());
+  cr_expect_eq(error_code(wrong_partner), std::string("partner_not_found"), "%s", wrong_partner.body.c_str());
+  // The replay is the first answer, byte for byte.
+  cr_expect_eq(replay.status, 200);
+  cr_expect_eq(replay.body, first.body);
+
+  Pg pg = connect_db();
+  cr_expect(largest_batch(pg.get(), run) > 1, "no two settles ran in one transaction");
+  // Each kept outcome has its own record; the books agree with every answer.
+  cr_expect_eq(one(pg.get(), "SELECT count(*) FROM idempotency_records WHERE idem_key LIKE '" + run + "%'"),
+               std::to_string(kMembers + 4));
+  const std::string club = one(pg.get(), "SELECT club_id FROM clubs WHERE partner_ref = 'club-a'");
+  for (int i = 0; i < kMembers; ++i) {
+    const auto& id = members[static_cast<std::size_t>(i)];
+    const auto r = c.get("/api/v1/members/" + id + "/balance");
+    cr_expect_eq(i64(data_of(r), "pointsBalance"), (1000 + 100 * i) / 100 + (i == 0 ? 1 : i == 1 ? 2 : 0));
+    if (i < 3) {  // the balance rendered from columns is what mr_balance's jsonb rendered to
+      const auto old = mr::ledger::render_result(
+          one(pg.get(), "SELECT mr_balance(" + club + ", '" + id + "', 'rid')"), "rid");
+      cr_expect_eq(r.body, old.body);
+    }
+  }
+  cr_expect_eq(sh(mrctl_cmd() + " audit >/dev/null"), 0, "mrctl audit found a difference");
+}
+
+Test(batch, batches_never_overdraw_a_pool_and_refuse_exactly) {
+  // club-i: 10000 bp and a pool of exactly 1000; 40 awards of 50 compete
+  // for it in batches, so stripes run dry inside them.
+  auto a = client("A");
+  const auto gate = onboard(a, "club-a", 4, "gate");
+  auto c = client("I");
+  const auto members = onboard(c, "club-i", 8, "pm");
+  const std::string run = unique("bp");
+  Gate lock(gate);
+  std::atomic<int> gate_ok{0};
+  auto gate_threads = fill_connections(gate, gate_ok);
+  std::atomic<int> ok{0}, refused{0}, other{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 40; ++i) {
+    threads.emplace_back([&, i] {
+      auto r = client("I").post("/api/v1/transactions/settled",
+                                settle_body("club-i", members[static_cast<std::size_t>(i) % 8], unique("ptx"), 50),
+                                run + "-" + std::to_string(i));
+      if (r.status == 200) ok++;
+      else if (error_code(r) == "insufficient_partner_points_pool") refused++;
+      else other++;
+    });
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  lock.release();
+  for (auto& t : threads) t.join();
+  for (auto& t : gate_threads) t.join();
+  cr_expect_eq(gate_ok.load(), kGate);
+  cr_expect_eq(other.load(), 0);
+  cr_expect_eq(ok.load(), 20, "exactly the pool's worth is awarded");
+  cr_expect_eq(refused.load(), 20);
+  std::int64_t held = 0;
+  for (const auto& m : members) held += i64(data_of(c.get("/api/v1/members/" + m + "/balance")), "pointsBalance");
+  cr_expect_eq(held, 1000);
+  Pg pg = connect_db();
+  cr_expect_eq(one(pg.get(), "SELECT mr_pool_total(club_id) FROM clubs WHERE partner_ref = 'club-i'"), "0");
+  cr_expect_eq(sh(mrctl_cmd() + " audit >/dev/null"), 0, "mrctl audit found a difference");
+}
+
+// Reads from many clients at once share connections and syncs in the
+// pipeline: each answer must still be its own request's.
+Test(batch, pipelined_reads_each_get_their_own_answer) {
+  auto c = client("A");
+  constexpr int kMembers = 24;
+  const auto members = onboard(c, "club-a", kMembers, "rm");
+  for (int i = 0; i < kMembers; ++i) {
+    cr_assert_eq(post(c, "/api/v1/transactions/settled",
+                      settle_body("club-a", members[static_cast<std::size_t>(i)], unique("rtx"), 100 * (i + 1)))
+                     .status,
+                 200);
+  }
+  std::atomic<int> wrong{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kMembers; ++t) {
+    threads.emplace_back([&, t] {
+      auto tc = client("A");
+      for (int round = 0; round < 20; ++round) {
+        const int i = (t + round) % kMembers;
+        const auto& id = members[static_cast<std::size_t>(i)];
+        if (round % 5 == 4) {  // an unknown member among them
+          if (error_code(tc.get("/api/v1/members/" + unique("none") + "/balance")) != "cardholder_not_found") wrong++;
+          continue;
+        }
+        const auto r = tc.get("/api/v1/members/" + id + "/balance");
+        rapidjson::Document d = parse_json(r.body);
+        if (r.status != 200 || !d.IsObject() || !d.HasMember("data") || d["data"]["externalMemberId"].GetString() != id ||
+            d["data"]["pointsBalance"].GetInt64() != i + 1) {
+          wrong++;
+        }
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  cr_expect_eq(wrong.load(), 0);
+}
