@@ -33,6 +33,22 @@ std::optional<std::string> percent_decode(std::string_view s, bool plus_is_space
   return out;
 }
 
+// A parameter name as the error may echo it: visible ASCII stays, any other
+// byte is %XX. The raw bytes need not be UTF-8, and the answer must be JSON.
+std::string echoed_name(std::string_view name) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  for (const char c : name) {
+    if (is_visible_ascii(std::string_view(&c, 1))) {
+      out.push_back(c);
+    } else {
+      const auto b = static_cast<unsigned char>(c);
+      out.append({'%', kHex[b >> 4], kHex[b & 0xF]});
+    }
+  }
+  return out;
+}
+
 Error bad(const std::string& field, const std::string& problem) {
   return Error{ErrorCode::invalid_request, "Invalid query parameter " + field + ".", {{field, problem}}};
 }
@@ -83,7 +99,7 @@ std::variant<Error, HistoryQuery> parse_history_query(std::string_view query, bo
   };
   for_each_query_param(query, [&](std::string_view name, std::string_view raw_value) {
     auto value = percent_decode(raw_value, true);
-    if (!value) return fail(bad(std::string(name), "is not valid percent-encoding"));
+    if (!value) return fail(bad(echoed_name(name), "is not valid percent-encoding"));
     if (name == "limit" || name == "before") {
       std::int64_t n = -1;
       auto [end, ec] = std::from_chars(value->data(), value->data() + value->size(), n);
