@@ -5,7 +5,9 @@
 # command (tools/run.sh) and by the integration tests (one stack per run).
 #
 # Environment (defaults in brackets):
-#   MR_BUILD_DIR [<repo>/build]   where cmake built the modules and tools
+#   MR_BUILD_DIR [<repo>/build]   where cmake built the modules and tools (kept
+#                                 from `up`); a sanitizer build's <build>/nginx-preload
+#                                 is LD_PRELOADed into nginx, and into nothing else
 #   MR_PORT [8080] MR_PG_PORT [15432] MR_REDIS_PORT [16379]
 #   MR_ENVIRONMENT [sandbox]      mr_environment of the nginx server
 #   MR_PG_OPTS []                 extra postgres -c options (tests: fsync=off)
@@ -17,14 +19,15 @@
 set -euo pipefail
 cmd=${1:?up|down|reload|status} dir=${2:?stack dir}
 repo=$(cd "$(dirname "$0")/.." && pwd)
-build=${MR_BUILD_DIR:-$repo/build}
 mkdir -p "$dir"; dir=$(cd "$dir" && pwd)
-# Ports chosen at `up` are kept, so reload/down/status need no environment.
+# Ports and build chosen at `up` are kept, so reload/down/status need no
+# environment.
 [ -f "$dir/ports" ] && [ "$cmd" != up ] && source "$dir/ports"
+build=${MR_BUILD_DIR:-$repo/build}
 port=${MR_PORT:-8080} pg_port=${MR_PG_PORT:-15432} redis_port=${MR_REDIS_PORT:-16379}
 ops_port=${MR_OPS_PORT:-8081}
-[ "$cmd" = up ] && printf 'MR_PORT=%s\nMR_PG_PORT=%s\nMR_REDIS_PORT=%s\nMR_OPS_PORT=%s\nMR_RATE_LIMIT=%s\nMR_RATE_BURST=%s\n' \
-  "$port" "$pg_port" "$redis_port" "$ops_port" "${MR_RATE_LIMIT:-100r/s}" "${MR_RATE_BURST:-200}" > "$dir/ports"
+[ "$cmd" = up ] && printf 'MR_PORT=%s\nMR_PG_PORT=%s\nMR_REDIS_PORT=%s\nMR_OPS_PORT=%s\nMR_RATE_LIMIT=%s\nMR_RATE_BURST=%s\nMR_BUILD_DIR=%q\n' \
+  "$port" "$pg_port" "$redis_port" "$ops_port" "${MR_RATE_LIMIT:-100r/s}" "${MR_RATE_BURST:-200}" "$build" > "$dir/ports"
 env_name=${MR_ENVIRONMENT:-sandbox}
 pgbin=/usr/lib/postgresql/15/bin
 dsn="host=127.0.0.1 hostaddr=127.0.0.1 port=$pg_port dbname=mr user=postgres gssencmode=disable sslmode=disable"
@@ -82,7 +85,11 @@ render_nginx_conf() {
 }
 
 nginx_running() { [ -s "$dir/nginx/logs/nginx.pid" ] && kill -0 "$(cat "$dir/nginx/logs/nginx.pid" 2>/dev/null)" 2>/dev/null; }
-nginx_cmd() { nginx -p "$dir/nginx" -c "$dir/nginx/nginx.conf" -e "$dir/nginx/logs/error.log" "$@"; }
+nginx_cmd() {
+  local preload=
+  [ -s "$build/nginx-preload" ] && preload=$(cat "$build/nginx-preload")
+  LD_PRELOAD=$preload nginx -p "$dir/nginx" -c "$dir/nginx/nginx.conf" -e "$dir/nginx/logs/error.log" "$@"
+}
 
 write_env() {
   cat > "$dir/stack.env" <<ENV
