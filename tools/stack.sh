@@ -5,7 +5,9 @@
 # command (tools/run.sh) and by the integration tests (one stack per run).
 #
 # Environment (defaults in brackets):
-#   MR_BUILD_DIR [<repo>/build]   where cmake built the modules and tools
+#   MR_BUILD_DIR [<repo>/build]   where cmake built the modules and tools (kept
+#                                 from `up`); a sanitizer build's <build>/nginx-preload
+#                                 is LD_PRELOADed into nginx, and into nothing else
 #   MR_PORT [8080] MR_PG_PORT [15432] MR_REDIS_PORT [16379]
 #   MR_ENVIRONMENT [sandbox]      mr_environment of the nginx server
 #   MR_PG_OPTS []                 extra postgres -c options (tests: fsync=off)
@@ -28,9 +30,8 @@
 set -euo pipefail
 cmd=${1:?up|down|reload|status} dir=${2:?stack dir}
 repo=$(cd "$(dirname "$0")/.." && pwd)
-build=${MR_BUILD_DIR:-$repo/build}
 mkdir -p "$dir"; dir=$(cd "$dir" && pwd)
-# Ports chosen at `up` are kept, so reload/down/status need no environment,
+# Ports and build chosen at `up` are kept, so reload/down/status need no environment,
 # and `up` again (bringing back a stopped part) needs none either: there the
 # environment wins over what was kept.
 if [ -f "$dir/ports" ]; then
@@ -40,12 +41,13 @@ if [ -f "$dir/ports" ]; then
     source "$dir/ports"
   fi
 fi
+build=${MR_BUILD_DIR:-$repo/build}
 port=${MR_PORT:-8080} pg_port=${MR_PG_PORT:-15432} redis_port=${MR_REDIS_PORT:-16379}
 ops_port=${MR_OPS_PORT:-8081}
 standby_port=${MR_PG_STANDBY_PORT:-} node_of=${MR_NODE_OF:-}
-[ "$cmd" = up ] && printf 'MR_PORT=%s\nMR_PG_PORT=%s\nMR_REDIS_PORT=%s\nMR_OPS_PORT=%s\nMR_RATE_LIMIT=%s\nMR_RATE_BURST=%s\nMR_REFUSED_RATE=%s\nMR_REFUSED_BURST=%s\nMR_PG_STANDBY_PORT=%s\nMR_NODE_OF=%s\n' \
+[ "$cmd" = up ] && printf 'MR_PORT=%s\nMR_PG_PORT=%s\nMR_REDIS_PORT=%s\nMR_OPS_PORT=%s\nMR_RATE_LIMIT=%s\nMR_RATE_BURST=%s\nMR_REFUSED_RATE=%s\nMR_REFUSED_BURST=%s\nMR_PG_STANDBY_PORT=%s\nMR_NODE_OF=%s\nMR_BUILD_DIR=%q\n' \
   "$port" "$pg_port" "$redis_port" "$ops_port" "${MR_RATE_LIMIT:-100r/s}" "${MR_RATE_BURST:-200}" \
-  "${MR_REFUSED_RATE:-10r/s}" "${MR_REFUSED_BURST:-50}" "$standby_port" "$node_of" > "$dir/ports"
+  "${MR_REFUSED_RATE:-10r/s}" "${MR_REFUSED_BURST:-50}" "$standby_port" "$node_of" "$build" > "$dir/ports"
 env_name=${MR_ENVIRONMENT:-sandbox}
 pgbin=/usr/lib/postgresql/15/bin
 if [ -n "$standby_port" ]; then
@@ -178,7 +180,11 @@ render_nginx_conf() {
 }
 
 nginx_running() { [ -s "$dir/nginx/logs/nginx.pid" ] && kill -0 "$(cat "$dir/nginx/logs/nginx.pid" 2>/dev/null)" 2>/dev/null; }
-nginx_cmd() { nginx -p "$dir/nginx" -c "$dir/nginx/nginx.conf" -e "$dir/nginx/logs/error.log" "$@"; }
+nginx_cmd() {
+  local preload=
+  [ -s "$build/nginx-preload" ] && preload=$(cat "$build/nginx-preload")
+  LD_PRELOAD=$preload nginx -p "$dir/nginx" -c "$dir/nginx/nginx.conf" -e "$dir/nginx/logs/error.log" "$@"
+}
 
 write_env() {
   cat > "$dir/stack.env" <<ENV

@@ -262,7 +262,10 @@ Test(auth_core, malformed_signatures_are_invalid_signature) {
 }
 
 Test(auth_core, anything_changed_after_signing_is_invalid_signature) {
-  { Signed s; s.facts.body_sha256_hex = sha256_hex(kBody + " "); cr_expect_eq(code(s.check()), std::string("invalid_signature")); }
+  // The facts hold views: the other digest must outlive the check (ASan
+  // found a view of a destroyed temporary here).
+  { Signed s; const std::string other = sha256_hex(kBody + " "); s.facts.body_sha256_hex = other;
+    cr_expect_eq(code(s.check()), std::string("invalid_signature")); }
   { Signed s; s.facts.body_sha256_hex = kEmpty; cr_expect_eq(code(s.check()), std::string("invalid_signature")); }
   { Signed s; s.facts.path = "/api/v1/members/"; cr_expect_eq(code(s.check()), std::string("invalid_signature")); }
   { Signed s; s.facts.path = "/api/v1/Members"; cr_expect_eq(code(s.check()), std::string("invalid_signature")); }

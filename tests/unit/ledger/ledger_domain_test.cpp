@@ -517,6 +517,21 @@ Test(queries, club_id_in_the_query_string) {
   cr_expect_eq(immediate(req("GET", "/api/v1/members/m1/balance", "", "clubIdx=1&xclubId=2")).status, 0);
 }
 
+// Found by tests/fuzz (corpus/router/query_name_not_utf8): a parameter
+// whose value is not valid percent-encoding was named in the error with its
+// raw bytes, so a name that is not UTF-8 made the answer invalid JSON.
+Test(queries, bad_parameter_named_in_valid_json) {
+  const std::string query = "filter=all&b\xa8" "fore=%%1763632800000";
+  for (const auto& r : {immediate(req("GET", "/api/v1/members/m1/points", "", query)),
+                        Response{400, render_error(std::get<mr::Error>(parse_history_query(query, true)), "rid")}}) {
+    cr_expect_eq(r.status, 400);
+    rapidjson::Document d;
+    d.Parse<rapidjson::kParseValidateEncodingFlag>(r.body.c_str());
+    cr_assert(!d.HasParseError(), "not valid JSON: %s", r.body.c_str());
+    cr_expect_eq(fields_of(r), std::string("query;"));  // an unknown name is never echoed
+  }
+}
+
 Test(queries, statements_for_histories) {
   Prepared p = prepare(req("GET", "/api/v1/members/m1/points", "", "filter=reserved&limit=999999999999999999999"));
   const Query& q = pending_query(p);

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# sanitize.sh [ctest args]: the whole suite again with every library, tool,
+# test and nginx module built with gcc's AddressSanitizer and
+# UndefinedBehaviorSanitizer (-O1), in a build dir of its own
+# [$MR_BUILD_DIR/sanitize, or $MR_SANITIZE_BUILD_DIR]. The integration tests
+# load the instrumented modules into the packaged nginx with the ASan runtime
+# preloaded into nginx only (tools/stack.sh); PostgreSQL, Redis and psql run
+# as always. Any sanitizer report fails: the process that sees it aborts
+# (halt_on_error, abort_on_error), and every report also goes to a log file
+# that is checked after ctest, so one in an nginx worker or a forked test
+# cannot pass unnoticed. Called by tools/test.sh after the normal ctest.
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/.." && pwd)
+build=${MR_SANITIZE_BUILD_DIR:-${MR_BUILD_DIR:-$repo/build}/sanitize}
+# No fuzz targets (they carry their own sanitizers) and no benchmarks.
+cmake -S "$repo" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMR_SANITIZE=ON -DMR_FUZZ=OFF -DMR_BENCH=OFF >/dev/null
+cmake --build "$build" -j"$(nproc)"
+
+logs=$build/sanitizer-logs
+rm -rf "$logs"; mkdir -p "$logs"
+chmod 1777 "$logs"  # nginx workers run as nobody
+ulimit -c 0         # abort_on_error: no core files
+export ASAN_OPTIONS="halt_on_error=1:abort_on_error=1:detect_leaks=1:strict_string_checks=1:check_initialization_order=1:log_path=$logs/asan"
+export UBSAN_OPTIONS="halt_on_error=1:abort_on_error=1:print_stacktrace=1:suppressions=$repo/tools/ubsan.supp:log_path=$logs/ubsan"
+export LSAN_OPTIONS="suppressions=$repo/tools/lsan.supp:print_suppressions=0"
+export MR_BUILD_DIR=$build
+
+rc=0
+(cd "$build" && ctest --output-on-failure --timeout 600 "$@") || rc=$?
+if compgen -G "$logs/*" >/dev/null; then
+  for f in "$logs"/*; do echo "==== $f"; cat "$f"; done >&2
+  echo "sanitize.sh: sanitizer reports above (logs in $logs)" >&2
+  rc=1
+fi
+exit $rc
