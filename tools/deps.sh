@@ -5,7 +5,8 @@ set -euo pipefail
 pkgs=(build-essential cmake pkg-config git curl ca-certificates
       nginx-core nginx-dev postgresql-15 postgresql-client-15 redis-server
       libpq-dev libhiredis-dev libssl-dev libcriterion-dev rapidjson-dev
-      libcurl4-openssl-dev)
+      libcurl4-openssl-dev
+      debhelper dpkg-dev lintian man-db)  # tools/package.sh, the package and man page tests
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -7,15 +7,7 @@ cmd=${1:?up|down} dir=${2:?dir}
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 mkdir -p "$dir"; dir=$(cd "$dir" && pwd)
 
-free_port() {
-  local p
-  while :; do
-    # Below the kernel's ephemeral range (32768+), where a client socket
-    # could already hold the port.
-    p=$(( RANDOM % 12000 + 20000 ))
-    (exec 3<>/dev/tcp/127.0.0.1/$p) 2>/dev/null || { echo "$p"; return; }
-  done
-}
+source "$repo/tests/integration/free_port.sh"
 
 if [ "$cmd" = down ]; then
   [ -f "$dir/ports.env" ] && source "$dir/ports.env"
