@@ -55,6 +55,10 @@ class Pending {
                                                std::string_view /*request_id*/) const {
     return std::nullopt;
   }
+  // The database could not be reached or did not answer in time: the
+  // answer, when the statement has one of its own; nullopt for
+  // service_unavailable.
+  virtual std::optional<Response> on_unavailable(std::string_view /*request_id*/) const { return std::nullopt; }
 };
 
 using Prepared = std::variant<Response, std::unique_ptr<Pending>>;

@@ -11,6 +11,7 @@
 #include "ledger/json_fields.hpp"
 #include "ledger/payouts.hpp"
 #include "ledger/read_requests.hpp"
+#include "ledger/routes.hpp"
 
 namespace mr::ledger {
 namespace {
@@ -66,15 +67,16 @@ Response ops_fail(const Request& r, ErrorCode code, std::string_view message = {
 
 Prepared route_ops(const Request& r) {
   const bool get = r.method == "GET", post = r.method == "POST";
-  if (r.path == "/readyz") {
+  const Route route = ops_route_of(r.path);  // the names metrics and logs use
+  if (route == Route::ops_readyz) {
     if (!get) return ops_fail(r, ErrorCode::method_not_allowed);
     return ops_statement("SELECT 1", {}, Shape::ready);
   }
-  if (r.path == "/metrics") {
+  if (route == Route::ops_metrics) {
     if (!get) return ops_fail(r, ErrorCode::method_not_allowed);
     return ops_statement("SELECT mr_metrics()", {}, Shape::metrics_text);
   }
-  if (r.path == "/payouts") {
+  if (route == Route::ops_payouts) {
     if (!get) return ops_fail(r, ErrorCode::method_not_allowed);
     std::optional<std::string> status;
     for_each_query_param(r.query, [&status](std::string_view name, std::string_view raw_value) {
@@ -91,7 +93,7 @@ Prepared route_ops(const Request& r) {
   }
   // POST /payouts/{payoutId}/submit|succeed|fail
   constexpr std::string_view prefix = "/payouts/";
-  if (r.path.starts_with(prefix)) {
+  if (route == Route::ops_payout_result) {
     const std::string_view rest = r.path.substr(prefix.size());
     const auto slash = rest.find('/');
     if (slash != std::string_view::npos) {

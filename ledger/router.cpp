@@ -7,6 +7,7 @@
 #include "ledger/api.hpp"
 #include "ledger/read_requests.hpp"
 #include "ledger/result_render.hpp"
+#include "ledger/routes.hpp"
 #include "ledger/write_requests.hpp"
 
 namespace mr::ledger {
@@ -89,7 +90,6 @@ Prepared route(const Request& r) {
   if (query_has_club_id(r.query)) {
     return fail(r, club_id_in_query_error());
   }
-  const std::string_view resource = parts[3];
   const bool get = r.method == "GET", post = r.method == "POST";
   const auto only = [&](bool allowed, auto&& handle) -> Prepared {
     if (!allowed) return fail(r, ErrorCode::method_not_allowed);
@@ -101,45 +101,43 @@ Prepared route(const Request& r) {
                                   {{"externalMemberId", "must be 1 to 128 printable ASCII characters"}}})};
   };
 
-  if (resource == "members" && parts.size() == 4) {
-    return only(post, [&] { return write(r, parse_member(r.body)); });
-  }
-  if (resource == "transactions" && parts.size() == 5 && parts[4] == "settled") {
-    return only(post, [&] { return write(r, parse_settlement(r.body)); });
-  }
-  if (resource == "transactions" && parts.size() == 5 && parts[4] == "reversed") {
-    return only(post, [&] { return write(r, parse_reversal(r.body)); });
-  }
-  if (resource == "members" && parts.size() == 6) {
-    const std::string_view what = parts[5];
-    if (what == "balance" || what == "points" || what == "transactions") {
+  // Which path is which route is decided once, in routes.cpp (the metrics
+  // and the access log name requests by the same routes).
+  switch (route_of(r.path)) {
+    case Route::members_create:
+      return only(post, [&] { return write(r, parse_member(r.body)); });
+    case Route::transactions_settled:
+      return only(post, [&] { return write(r, parse_settlement(r.body)); });
+    case Route::transactions_reversed:
+      return only(post, [&] { return write(r, parse_reversal(r.body)); });
+    case Route::member_balance:
+    case Route::member_points:
+    case Route::member_transactions:
       return only(get, [&]() -> Prepared {
         auto member = member_in_path();
         if (!member) return bad_member();
-        return member_read(r, *member, what);
+        return member_read(r, *member, parts[5]);
       });
-    }
-    if (what == "close") {
+    case Route::member_close:
       return only(post, [&]() -> Prepared {
         auto member = member_in_path();
         if (!member) return bad_member();
         return write(r, parse_close(r.body, *member));
       });
-    }
-  }
-  if (resource == "redemptions" && parts.size() == 4) {
-    return only(post, [&] { return write(r, parse_redemption(r.body)); });
-  }
-  if (resource == "redemptions" && parts.size() == 5) {
-    return only(get, [&]() -> Prepared {
-      auto id = path_identifier(parts[4]);
-      if (!id) {
-        return fail(r, Error{ErrorCode::invalid_request, "Invalid redemption id in the path.",
-                             {{"redemptionId", "must be 1 to 128 printable ASCII characters"}}});
-      }
-      return statement("SELECT mr_redemption($1::bigint, $2, $3)",
-                       {std::to_string(r.club_id), *id, std::string(r.request_id)});
-    });
+    case Route::redemptions_create:
+      return only(post, [&] { return write(r, parse_redemption(r.body)); });
+    case Route::redemption_get:
+      return only(get, [&]() -> Prepared {
+        auto id = path_identifier(parts[4]);
+        if (!id) {
+          return fail(r, Error{ErrorCode::invalid_request, "Invalid redemption id in the path.",
+                               {{"redemptionId", "must be 1 to 128 printable ASCII characters"}}});
+        }
+        return statement("SELECT mr_redemption($1::bigint, $2, $3)",
+                         {std::to_string(r.club_id), *id, std::string(r.request_id)});
+      });
+    default:
+      break;
   }
   return fail(r, ErrorCode::not_found);
 }

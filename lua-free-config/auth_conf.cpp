@@ -66,6 +66,8 @@ ngx_command_t auth_commands[] = {
      offsetof(mr_auth_loc_conf_t, request_id_header), nullptr},
     {ngx_string("mr_json_error"), NGX_HTTP_LOC_CONF | NGX_CONF_NOARGS | NGX_CONF_TAKE1,
      set_json_error, NGX_HTTP_LOC_CONF_OFFSET, 0, nullptr},
+    {ngx_string("mr_metrics_zone"), NGX_HTTP_MAIN_CONF | NGX_CONF_TAKE1, set_metrics_zone,
+     NGX_HTTP_MAIN_CONF_OFFSET, offsetof(mr_auth_main_conf_t, metrics), nullptr},
     ngx_null_command};
 
 void* auth_create_main(ngx_conf_t* cf) {

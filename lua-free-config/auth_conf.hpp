@@ -13,8 +13,10 @@
 //                                           X-Request-Id on every response
 //   mr_json_error [status];                 location: answer with the JSON error
 //                                           envelope (of error_page's status if none)
+//   mr_metrics_zone <name>;                 http: see metrics_conf.hpp
 #pragma once
 
+#include "lua-free-config/metrics_conf.hpp"
 #include "lua-free-config/nginx.hpp"
 
 namespace mr {
@@ -28,6 +30,9 @@ struct mr_auth_main_conf_t {
   ngx_str_t master_key_file;
   ngx_flag_t used;                    // some location has mr_auth on
   const mr::KeyCatalogue* catalogue;  // loaded by the module at (re)load, freed with the cycle
+  ngx_msec_t catalogue_loaded_unix_ms; // when and how long that load took (metrics)
+  ngx_msec_t catalogue_load_ms;
+  mr_metrics_conf_t metrics;
 };
 
 struct mr_auth_loc_conf_t {

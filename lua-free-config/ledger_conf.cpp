@@ -76,6 +76,9 @@ void* ledger_create_main(ngx_conf_t* cf) {
   mcf->query_timeout = NGX_CONF_UNSET_MSEC;
   mcf->simulator = NGX_CONF_UNSET;
   mcf->simulator_delay = NGX_CONF_UNSET_MSEC;
+  mcf->partner_locations = ngx_array_create(cf->pool, 2, sizeof(mr_ledger_location_t));
+  mcf->ops_servers = ngx_array_create(cf->pool, 1, sizeof(ngx_http_core_srv_conf_t*));
+  if (mcf->partner_locations == nullptr || mcf->ops_servers == nullptr) return nullptr;
   return mcf;
 }
 
@@ -107,6 +110,19 @@ char* ledger_merge_loc(ngx_conf_t* cf, mr_ledger_main_conf_t* main, mr_ledger_lo
     ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "%s needs mr_ledger_dsn",
                        conf->role == mr_ledger_role::ops ? "mr_ops" : "mr_ledger");
     return static_cast<char*>(NGX_CONF_ERROR);
+  }
+  // While merging, cf->ctx holds this location's confs and its server's.
+  auto* ctx = static_cast<ngx_http_conf_ctx_t*>(cf->ctx);
+  if (conf->role == mr_ledger_role::partner_api) {
+    auto* loc = static_cast<mr_ledger_location_t*>(ngx_array_push(main->partner_locations));
+    if (loc == nullptr) return static_cast<char*>(NGX_CONF_ERROR);
+    const auto* clcf = static_cast<ngx_http_core_loc_conf_t*>(ctx->loc_conf[ngx_http_core_module.ctx_index]);
+    loc->name = clcf->name;
+    loc->loc_conf = ctx->loc_conf;
+  } else {
+    auto** srv = static_cast<ngx_http_core_srv_conf_t**>(ngx_array_push(main->ops_servers));
+    if (srv == nullptr) return static_cast<char*>(NGX_CONF_ERROR);
+    *srv = static_cast<ngx_http_core_srv_conf_t*>(ctx->srv_conf[ngx_http_core_module.ctx_index]);
   }
   return NGX_CONF_OK;
 }

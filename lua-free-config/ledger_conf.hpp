@@ -30,6 +30,15 @@ struct mr_ledger_main_conf_t {
   ngx_str_t ops_token;  // the file's content, trimmed
   ngx_flag_t simulator;
   ngx_msec_t simulator_delay;
+  // Recorded while locations merge, for the refusals at postconfiguration
+  // (lua-free-config/refusals.hpp).
+  ngx_array_t* partner_locations;  // of mr_ledger_location_t: where mr_ledger serves
+  ngx_array_t* ops_servers;        // of ngx_http_core_srv_conf_t*: servers with mr_ops
+};
+
+struct mr_ledger_location_t {
+  ngx_str_t name;   // the location's name, for the error line
+  void** loc_conf;  // its conf of every module (the auth module's is read from it)
 };
 
 // What a location serves; the ledger module's content handler reads it.

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages the build, the service and the tests need.
+# prometheus: promtool and a real server for the metrics tests.
 # Skips apt entirely when everything is already there.
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config git curl ca-certificates
       nginx-core nginx-dev postgresql-15 postgresql-client-15 redis-server
       libpq-dev libhiredis-dev libssl-dev libcriterion-dev rapidjson-dev
-      libcurl4-openssl-dev
+      libcurl4-openssl-dev prometheus
       debhelper dpkg-dev lintian man-db)  # tools/package.sh, the package and man page tests
 missing=()
 for p in "${pkgs[@]}"; do

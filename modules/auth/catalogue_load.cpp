@@ -1,5 +1,6 @@
 #include "modules/auth/catalogue_load.hpp"
 
+#include <chrono>
 #include <new>
 #include <string>
 
@@ -12,10 +13,14 @@ namespace mr::auth {
 ngx_int_t load_catalogue(ngx_conf_t* cf, mr_auth_main_conf_t* mcf) {
   using mr::ngx::view;
   try {
+    const auto started = std::chrono::steady_clock::now();
     std::string err;
     auto master = mr::load_master_key(view(mcf->master_key_file), err);
     if (!master) {
-      ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "mr_master_key_file: %s", err.c_str());
+      ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                         "mr_master_key_file: %s (the key that sealed the stored secrets; a new "
+                         "one is made with \"mrctl master-key create --out <path>\")",
+                         err.c_str());
       return NGX_ERROR;
     }
     auto catalogue = mr::load_key_catalogue(view(mcf->catalogue_dsn), *master, view(mcf->environment), err);
@@ -31,6 +36,13 @@ ngx_int_t load_catalogue(ngx_conf_t* cf, mr_auth_main_conf_t* mcf) {
     auto* stored = new (cln->data) mr::KeyCatalogue(std::move(*catalogue));
     cln->handler = [](void* data) { static_cast<mr::KeyCatalogue*>(data)->~KeyCatalogue(); };
     mcf->catalogue = stored;
+    // For the metrics zone (filled when the master maps it).
+    mcf->catalogue_load_ms = static_cast<ngx_msec_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                                         std::chrono::steady_clock::now() - started)
+                                                         .count());
+    mcf->catalogue_loaded_unix_ms = static_cast<ngx_msec_t>(
+        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+            .count());
     ngx_conf_log_error(NGX_LOG_NOTICE, cf, 0, "mr_auth: %uz active %V keys loaded",
                        stored->size(), &mcf->environment);
   } catch (const std::exception& e) {

@@ -14,8 +14,10 @@
 #include "lua-free-config/auth_conf.hpp"
 #include "modules/auth/auth_core.hpp"
 #include "modules/auth/catalogue_load.hpp"
+#include "modules/auth/metrics_zone.hpp"
 #include "modules/common/digest.hpp"
 #include "modules/common/http_json.hpp"
+#include "modules/common/node_metrics.hpp"
 #include "modules/common/phases.hpp"
 #include "modules/common/request_context.hpp"
 
@@ -190,6 +192,8 @@ ngx_int_t add_variables(ngx_conf_t* cf) {
     v->get_handler = get_variable;
     v->data = static_cast<uintptr_t>(var.field);
   }
+  // $mr_traceparent, $mr_route_name, $mr_error_code (modules/common/node_metrics).
+  if (mr::ngx::add_request_variables(cf) != NGX_OK) return NGX_ERROR;
   return NGX_OK;
 }
 
@@ -228,9 +232,9 @@ ngx_int_t postconfiguration(ngx_conf_t* cf) {
       ngx_http_conf_get_module_main_conf(cf, ngx_http_mr_auth_module));
   if (mcf->used || mcf->catalogue_dsn.len != 0) {
     if (!mr::conf::auth_catalogue_settings_complete(cf, mcf)) return NGX_ERROR;
-    return mr::auth::load_catalogue(cf, mcf);
+    if (mr::auth::load_catalogue(cf, mcf) != NGX_OK) return NGX_ERROR;
   }
-  return NGX_OK;
+  return mr::auth::add_metrics_zone(cf, mcf, &ngx_http_mr_auth_module);
 }
 
 char* merge_loc_conf(ngx_conf_t* cf, void* parent, void* child) {

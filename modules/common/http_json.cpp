@@ -3,6 +3,9 @@
 #include <cstring>
 #include <string>
 
+#include "modules/common/node_metrics.hpp"
+#include "modules/common/traceparent.hpp"
+
 namespace mr::ngx {
 namespace {
 ngx_int_t g_request_id_index = NGX_ERROR;
@@ -44,7 +47,8 @@ bool add_header_out(ngx_http_request_t* r, std::string_view name, std::string_vi
 ngx_int_t init_request_id(ngx_conf_t* cf) {
   ngx_str_t name = ngx_string("request_id");
   g_request_id_index = ngx_http_get_variable_index(cf, &name);
-  return g_request_id_index == NGX_ERROR ? NGX_ERROR : NGX_OK;
+  if (g_request_id_index == NGX_ERROR) return NGX_ERROR;
+  return init_outcome_variables(cf);
 }
 
 std::string_view request_id(ngx_http_request_t* r) {
@@ -88,7 +92,13 @@ std::optional<std::string_view> request_body(ngx_http_request_t* r) {
   return std::string_view{reinterpret_cast<const char*>(joined), total};
 }
 
+std::optional<std::string_view> traceparent(ngx_http_request_t* r) {
+  const auto given = header_in(r, "traceparent");
+  return given ? valid_traceparent(*given) : std::nullopt;
+}
+
 ngx_int_t send_json(ngx_http_request_t* r, ngx_uint_t status, std::string_view body) {
+  if (status >= 400) note_error_code(r, body);
   r->headers_out.status = status;
   r->err_status = 0;  // an error_page redirect must not override our status
   ngx_str_set(&r->headers_out.content_type, "application/json");

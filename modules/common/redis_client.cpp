@@ -1,9 +1,14 @@
 #include "modules/common/redis_client.hpp"
 
 #include "modules/common/foreign_socket.hpp"
+#include "modules/common/node_metrics.hpp"
 
 namespace mr::redis {
 namespace {
+
+void count(mr::metrics::RedisError kind) {
+  if (mr::metrics::Block* block = mr::ngx::node_metrics()) mr::metrics::count(*block, kind);
+}
 
 // The adapter: hiredis asks for read/write interest, nginx delivers events.
 struct Adapter {
@@ -65,6 +70,11 @@ void finish(Call* call, const redisReply* reply) {
 // null when the context is freed. The call is owned here from then on.
 void reply_cb(redisAsyncContext*, void* r, void* privdata) {
   std::unique_ptr<Call> call(static_cast<Call*>(privdata));
+  const auto* reply = static_cast<const redisReply*>(r);
+  if (!call->finished) {  // a call that timed out was counted then
+    if (reply == nullptr) count(mr::metrics::RedisError::no_reply);
+    else if (reply->type == REDIS_REPLY_ERROR) count(mr::metrics::RedisError::error_reply);
+  }
   finish(call.get(), static_cast<const redisReply*>(r));
 }
 
@@ -77,6 +87,7 @@ Client::Client(Settings settings, ngx_log_t* log) : settings_(std::move(settings
   connect_timer_.handler = [](ngx_event_t* ev) {
     auto* self = static_cast<Client*>(ev->data);
     ngx_log_error(NGX_LOG_WARN, self->log(), 0, "mr redis: connect timed out");
+    count(mr::metrics::RedisError::connect);
     self->drop();
     self->retry_at_ = ngx_current_msec + 1000;
   };
@@ -95,6 +106,7 @@ bool Client::ensure_connected() {
     ngx_log_error(NGX_LOG_WARN, log_, 0, "mr redis: cannot connect: %s",
                   ac != nullptr ? ac->errstr : "out of memory");
     if (ac != nullptr) redisAsyncFree(ac);
+    count(mr::metrics::RedisError::connect);
     retry_at_ = ngx_current_msec + 1000;
     return false;
   }
@@ -126,6 +138,7 @@ void Client::on_connected(int status) {
   if (connect_timer_.timer_set) ngx_del_timer(&connect_timer_);
   if (status != REDIS_OK) {
     ngx_log_error(NGX_LOG_WARN, log_, 0, "mr redis: connect failed: %s", ac_ ? ac_->errstr : "");
+    count(mr::metrics::RedisError::connect);
     // hiredis frees the context after a failed connect; no disconnect follows.
     ac_ = nullptr;
     connected_ = false;
@@ -151,6 +164,7 @@ void Client::drop() {
 
 void Client::on_timeout(Call* call) {
   ngx_log_error(NGX_LOG_WARN, log_, 0, "mr redis: command timed out; reconnecting");
+  count(mr::metrics::RedisError::timeout);
   finish(call, nullptr);
   // A server that does not answer in time is dropped: the pending calls
   // get null replies, and the next command reconnects after a pause.
@@ -161,6 +175,7 @@ void Client::on_timeout(Call* call) {
 Call* Client::command(const std::vector<std::string_view>& argv,
                       std::function<void(const redisReply*)> done) {
   if (!ensure_connected()) {
+    count(mr::metrics::RedisError::no_reply);
     done(nullptr);
     return nullptr;
   }

@@ -1,6 +1,7 @@
 #include "modules/common/request_context.hpp"
 
 #include "modules/common/http_json.hpp"
+#include "modules/common/node_metrics.hpp"
 
 namespace mr::ngx {
 namespace {
@@ -18,17 +19,24 @@ ngx_module_t* find_auth_module(ngx_module_t** modules, ngx_uint_t count) {
 
 }  // namespace
 
-bool auth_module_loaded(ngx_conf_t* cf, const char* directive) {
-  if (find_auth_module(cf->cycle->modules, cf->cycle->modules_n) != nullptr) return true;
+const ngx_module_t* auth_module(ngx_conf_t* cf, const char* directive) {
+  if (const ngx_module_t* m = find_auth_module(cf->cycle->modules, cf->cycle->modules_n)) return m;
   ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
                      "%s needs the mr_auth module in front of it: add load_module for %s.so",
                      directive, kAuthModuleName.data());
-  return false;
+  return nullptr;
+}
+
+bool auth_module_present(ngx_cycle_t* cycle) {
+  return find_auth_module(cycle->modules, cycle->modules_n) != nullptr;
 }
 
 void bind_request_context(ngx_cycle_t* cycle) {
   ngx_module_t* auth = find_auth_module(cycle->modules, cycle->modules_n);
   g_auth_ctx_index = auth != nullptr ? auth->ctx_index : NGX_CONF_UNSET_UINT;
+  bind_node_metrics(auth != nullptr ? static_cast<const mr_auth_main_conf_t*>(
+                                          ngx_http_cycle_get_module_main_conf(cycle, (*auth)))
+                                    : nullptr);
 }
 
 const RequestContext* authenticated(ngx_http_request_t* r) {

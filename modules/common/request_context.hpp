@@ -32,10 +32,12 @@ struct RequestContext {
 
 inline constexpr std::string_view kAuthModuleName = "ngx_http_mr_auth_module";
 
-// At postconfiguration: is the auth module loaded (a one-line nginx -t
-// error naming `directive` otherwise)?
-bool auth_module_loaded(ngx_conf_t* cf, const char* directive);
-// At a worker's start: remember where the auth module keeps its context.
+// At postconfiguration: the loaded auth module, or nullptr with a one-line
+// nginx -t error naming `directive`.
+const ngx_module_t* auth_module(ngx_conf_t* cf, const char* directive);
+bool auth_module_present(ngx_cycle_t* cycle);
+// At a worker's start: remember where the auth module keeps its context
+// (and the node's counters, which its zone holds).
 void bind_request_context(ngx_cycle_t* cycle);
 // The authenticated request's context; nullptr when auth did not pass it.
 const RequestContext* authenticated(ngx_http_request_t* r);

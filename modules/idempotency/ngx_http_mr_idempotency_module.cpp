@@ -13,6 +13,7 @@
 #include "lua-free-config/idempotency_conf.hpp"
 #include "keys/key_catalogue.hpp"
 #include "modules/common/http_json.hpp"
+#include "modules/common/node_metrics.hpp"
 #include "modules/common/phases.hpp"
 #include "modules/common/redis_client.hpp"
 #include "modules/common/request_context.hpp"
@@ -72,12 +73,18 @@ ngx_int_t replay(ngx_http_request_t* r, const idem::Record& record) {
   return mr::ngx::send_json(r, static_cast<ngx_uint_t>(record.status), record.body);
 }
 
+void count(mr::metrics::Idempotency outcome) {
+  if (mr::metrics::Block* block = mr::ngx::node_metrics()) mr::metrics::count(*block, outcome);
+}
+
 // Decides from Redis's answer: ngx_http_finalize_request's rc, or
 // NGX_DECLINED to let the request go on.
 ngx_int_t decide(Ctx* ctx, const redisReply* reply) {
+  using Outcome = mr::metrics::Idempotency;
   ngx_http_request_t* r = ctx->r;
   if (reply == nullptr || reply->type == REDIS_REPLY_ERROR) {
     ctx->outcome = "bypass";
+    count(Outcome::bypassed);
     ngx_log_error(NGX_LOG_WARN, r->connection->log, 0,
                   "mr_idempotency: Redis unavailable (%s); going on to the database path",
                   reply ? reply->str : "no reply");
@@ -85,6 +92,7 @@ ngx_int_t decide(Ctx* ctx, const redisReply* reply) {
   }
   if (reply->type == REDIS_REPLY_NIL) {
     ctx->outcome = "claimed";
+    count(Outcome::claimed);
     ctx->owner = true;
     return NGX_DECLINED;
   }
@@ -93,6 +101,7 @@ ngx_int_t decide(Ctx* ctx, const redisReply* reply) {
                     : std::nullopt;
   if (!record) {
     ctx->outcome = "bypass";
+    count(Outcome::bypassed);
     ngx_log_error(NGX_LOG_ERR, r->connection->log, 0, "mr_idempotency: unreadable record at %s",
                   ctx->key.c_str());
     return NGX_DECLINED;
@@ -100,12 +109,15 @@ ngx_int_t decide(Ctx* ctx, const redisReply* reply) {
   switch (idem::decide(*record, ctx->fingerprint)) {
     case idem::Decision::replay:
       ctx->outcome = "replayed";
+      count(Outcome::replayed);
       return replay(r, *record);
     case idem::Decision::conflict:
       ctx->outcome = "conflict";
+      count(Outcome::conflict);
       return mr::ngx::send_error(r, mr::ErrorCode::duplicate_idempotency_conflict);
     case idem::Decision::in_progress:
       ctx->outcome = "in_progress";
+      count(Outcome::in_progress);
       return mr::ngx::send_error(r, mr::ErrorCode::idempotency_in_progress);
   }
   return NGX_DECLINED;
@@ -244,7 +256,7 @@ ngx_int_t postconfiguration(ngx_conf_t* cf) {
 
   auto* mcf = static_cast<mr_idempotency_main_conf_t*>(
       ngx_http_conf_get_module_main_conf(cf, ngx_http_mr_idempotency_module));
-  if (mcf->used && !mr::ngx::auth_module_loaded(cf, "mr_idempotency")) return NGX_ERROR;
+  if (mcf->used && mr::ngx::auth_module(cf, "mr_idempotency") == nullptr) return NGX_ERROR;
   return mr::ngx::init_request_id(cf);
 }
 

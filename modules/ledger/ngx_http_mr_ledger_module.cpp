@@ -3,12 +3,14 @@
 // per-worker PostgreSQL pool both run on, and the sandbox payout simulator.
 // Directives: lua-free-config/ledger_conf.
 #include "lua-free-config/ledger_conf.hpp"
+#include "lua-free-config/refusals.hpp"
 #include "modules/common/http_json.hpp"
 #include "modules/common/phases.hpp"
 #include "modules/common/request_context.hpp"
 #include "modules/ledger/ops_listener.hpp"
 #include "modules/ledger/partner_handler.hpp"
 #include "modules/ledger/payout_simulator.hpp"
+#include "modules/ledger/pool_metrics.hpp"
 #include "modules/ledger/statement_run.hpp"
 
 extern "C" ngx_module_t ngx_http_mr_ledger_module;
@@ -40,7 +42,11 @@ ngx_int_t postconfiguration(ngx_conf_t* cf) {
   auto* cmcf = static_cast<ngx_http_core_main_conf_t*>(
       ngx_http_conf_get_module_main_conf(cf, ngx_http_core_module));
   if (!mr::ngx::add_phase_handler(cmcf, NGX_HTTP_CONTENT_PHASE, content_handler)) return NGX_ERROR;
-  if (main_conf(cf)->used && !mr::ngx::auth_module_loaded(cf, "mr_ledger")) return NGX_ERROR;
+  const mr_ledger_main_conf_t* mcf = main_conf(cf);
+  if (mcf->used || mcf->simulator) {
+    const ngx_module_t* auth = mr::ngx::auth_module(cf, "mr_ledger");
+    if (auth == nullptr || !mr::conf::ledger_refusals_pass(cf, mcf, auth->ctx_index)) return NGX_ERROR;
+  }
   return mr::ngx::init_request_id(cf);
 }
 
@@ -62,6 +68,7 @@ ngx_int_t init_process(ngx_cycle_t* cycle) {
     s.connect_timeout = mcf->connect_timeout;
     s.query_timeout = mcf->query_timeout;
     glue::worker_pool() = std::make_unique<mr::pg::Pool>(std::move(s), cycle->log);
+    glue::start_pool_metrics(cycle->log);
     if (mcf->simulator) glue::start_payout_simulator(mcf->simulator_delay, cycle->log);
   } catch (...) {
     ngx_log_error(NGX_LOG_EMERG, cycle->log, 0, "mr_ledger: cannot create the connection pool");
@@ -72,6 +79,7 @@ ngx_int_t init_process(ngx_cycle_t* cycle) {
 
 void exit_process(ngx_cycle_t*) {
   glue::stop_payout_simulator();
+  glue::stop_pool_metrics();
   try {
     glue::worker_pool().reset();
   } catch (...) {

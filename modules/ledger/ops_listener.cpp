@@ -6,6 +6,8 @@
 
 #include "lua-free-config/ledger_conf.hpp"
 #include "modules/common/http_json.hpp"
+#include "modules/common/node_metrics.hpp"
+#include "modules/ledger/pool_metrics.hpp"
 #include "modules/ledger/statement_run.hpp"
 
 extern "C" ngx_module_t ngx_http_mr_ledger_module;
@@ -24,6 +26,39 @@ bool token_matches(ngx_http_request_t* r) {
          CRYPTO_memcmp(given->data(), expected.data(), expected.size()) == 0;
 }
 
+// /metrics: this node's counters (shared memory, every worker) before the
+// books' gauges the database gives. Without the database the node's part
+// still answers, with mr_books_up 0: the alerts that matter most then
+// (pool timeouts, service_unavailable) come from the node.
+class WithNodeMetrics final : public mr::ledger::Pending {
+ public:
+  explicit WithNodeMetrics(std::unique_ptr<mr::ledger::Pending> books) : books_(std::move(books)) {}
+  const mr::ledger::Query& query() const override { return books_->query(); }
+  mr::ledger::Response render(const mr::ledger::ResultView& result, std::string_view request_id) const override {
+    mr::ledger::Response response = books_->render(result, request_id);
+    if (response.status != 200) return without_books();
+    response.body.insert(0, node_text());
+    return response;
+  }
+  std::optional<mr::ledger::Response> on_sql_error(std::string_view, std::string_view) const override {
+    return without_books();
+  }
+  std::optional<mr::ledger::Response> on_unavailable(std::string_view) const override { return without_books(); }
+
+ private:
+  static std::string node_text() {
+    const mr::metrics::Block* block = node_metrics();
+    if (block == nullptr) return {};
+    publish_pool_metrics();  // this worker's figures as of now; the others' within a second
+    return mr::metrics::render(*block, process_alive);
+  }
+  static mr::ledger::Response without_books() {
+    return {200, node_text() + "# HELP mr_books_up Whether the books' gauges below could be read.\n"
+                               "# TYPE mr_books_up gauge\nmr_books_up 0\n", false};
+  }
+  std::unique_ptr<mr::ledger::Pending> books_;
+};
+
 ngx_int_t start(ngx_http_request_t* r) {
   const std::string_view path = raw_path(r);
   if (path == "/healthz") return send_json(r, 200, R"({"ok":true,"data":{"status":"ok"}})");
@@ -38,11 +73,19 @@ ngx_int_t start(ngx_http_request_t* r) {
   request.query = view(r->args);
   request.body = *body;
   request.request_id = request_id(r);
-  return run_prepared(r, mr::ledger::prepare_ops(request));
+  mr::ledger::Prepared prepared = mr::ledger::prepare_ops(request);
+  if (auto* books = std::get_if<std::unique_ptr<mr::ledger::Pending>>(&prepared);
+      books != nullptr && mr::ledger::ops_route_of(path) == mr::ledger::Route::ops_metrics) {
+    prepared = std::make_unique<WithNodeMetrics>(std::move(*books));
+  }
+  return run_prepared(r, std::move(prepared));
 }
 
 }  // namespace
 
-ngx_int_t ops_handler(ngx_http_request_t* r) { return read_body_then<start>(r); }
+ngx_int_t ops_handler(ngx_http_request_t* r) {
+  set_route(r, mr::ledger::ops_route_of(raw_path(r)));  // whatever the answer, for metrics and logs
+  return read_body_then<start>(r);
+}
 
 }  // namespace mr::ngx::ledger

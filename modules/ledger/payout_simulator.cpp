@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "modules/common/worker_timer.hpp"
 #include "modules/ledger/statement_run.hpp"
 
 namespace mr::ngx::ledger {
@@ -34,15 +35,11 @@ void simulate(ngx_event_t* ev) {
 
 void start_payout_simulator(ngx_msec_t delay, ngx_log_t* log) {
   g_delay = delay;
-  g_timer = ngx_event_t{};
-  g_timer.handler = simulate;
-  g_timer.log = log;
-  g_timer.cancelable = 1;  // never keeps an old worker alive
-  ngx_add_timer(&g_timer, 1000);
+  start_worker_timer(g_timer, simulate, log, 1000);
 }
 
 void stop_payout_simulator() {
-  if (g_timer.timer_set) ngx_del_timer(&g_timer);
+  stop_worker_timer(g_timer);
 }
 
 }  // namespace mr::ngx::ledger

@@ -28,6 +28,7 @@ class Connection {
 
   void connect() {
     const auto& s = pool_.settings();
+    if (ever_connected_) pool_.counters().reconnects++;
     pg_ = PQconnectStart(s.dsn.c_str());
     if (pg_ == nullptr || PQstatus(pg_) == CONNECTION_BAD || PQsetnonblocking(pg_, 1) != 0 ||
         !wrap_socket()) {
@@ -62,6 +63,8 @@ class Connection {
       pg_ = nullptr;
     }
     result_.reset();
+    naming_ = false;
+    application_name_.clear();  // a new session starts with the DSN's
     state_ = State::down;
   }
 
@@ -126,6 +129,7 @@ class Connection {
       case PGRES_POLLING_OK:
         ngx_del_timer(&connect_timer_);
         if (!wrap_socket()) return connect_failed();
+        ever_connected_ = true;
         state_ = State::idle;
         wants_write_ = false;
         update_interest();
@@ -157,11 +161,33 @@ class Connection {
   }
 
   void send() {
+    // A session setting, not a comment in the statement text: prepared
+    // statements stay the same for every request. Changed only when it
+    // differs from the connection's (one extra round trip for a traced
+    // request, one for the next untraced one there); nothing otherwise.
+    if (job_->traceparent != application_name_) {
+      send_application_name();
+      return;
+    }
     std::vector<const char*> values;
     values.reserve(job_->params.size());
     for (const auto& p : job_->params) values.push_back(p ? p->c_str() : nullptr);
     if (PQsendQueryParams(pg_, job_->sql.c_str(), static_cast<int>(values.size()), nullptr,
                           values.data(), nullptr, nullptr, 0) == 0) {
+      broken(PQerrorMessage(pg_));
+      return;
+    }
+    flush();
+  }
+
+  void send_application_name() {
+    naming_ = true;
+    const char* value = job_->traceparent.c_str();
+    const int sent = job_->traceparent.empty()
+                         ? PQsendQueryParams(pg_, "RESET application_name", 0, nullptr, nullptr, nullptr, nullptr, 0)
+                         : PQsendQueryParams(pg_, "SELECT set_config('application_name', $1, false)", 1, nullptr,
+                                             &value, nullptr, nullptr, 0);
+    if (sent == 0) {
       broken(PQerrorMessage(pg_));
       return;
     }
@@ -180,6 +206,18 @@ class Connection {
   }
 
   void complete() {
+    if (naming_) {
+      naming_ = false;
+      const ExecStatusType named = result_ ? PQresultStatus(result_.get()) : PGRES_FATAL_ERROR;
+      if (named != PGRES_TUPLES_OK && named != PGRES_COMMAND_OK) {
+        ngx_log_error(NGX_LOG_WARN, pool_.log(), 0, "mr_ledger: cannot set application_name: %s",
+                      result_ ? PQresultErrorMessage(result_.get()) : "no result");
+      }
+      application_name_ = job_->traceparent;  // on failure too: no second try per statement
+      result_.reset();
+      send();
+      return;
+    }
     Outcome outcome{Outcome::Kind::ok, nullptr, {}, {}};
     const ExecStatusType status = result_ ? PQresultStatus(result_.get()) : PGRES_FATAL_ERROR;
     if (status != PGRES_TUPLES_OK && status != PGRES_COMMAND_OK) {
@@ -226,6 +264,9 @@ class Connection {
   ngx_connection_t* c_ = nullptr;
   State state_ = State::down;
   bool wants_write_ = false;
+  bool ever_connected_ = false;   // the next connect is a reconnect
+  bool naming_ = false;           // the application_name statement is in flight
+  std::string application_name_;  // the session's traceparent; empty: the DSN's default
   ngx_msec_t retry_at_ = 0;
   std::unique_ptr<Job> job_;
   Result result_;
@@ -325,7 +366,17 @@ void Pool::finish(std::unique_ptr<Job> job, Outcome&& outcome) {
   }
 }
 
+Stats Pool::stats() const {
+  Stats s = counters_;
+  s.in_use = static_cast<std::uint64_t>(std::count_if(connections_.begin(), connections_.end(), [](const auto& c) {
+    return c->state() == Connection::State::busy;
+  }));
+  s.queued = queue_.size();
+  return s;
+}
+
 void Pool::on_job_timeout(Job* job) {
+  counters_.timed_out++;
   auto queued = std::find_if(queue_.begin(), queue_.end(),
                              [job](const auto& j) { return j.get() == job; });
   if (queued != queue_.end()) {

@@ -32,6 +32,10 @@ struct Job {
   std::string sql;
   std::vector<std::optional<std::string>> params;
   std::function<void(Outcome&&)> done;
+  // The request's W3C traceparent (empty: none). The connection runs the
+  // statement with it as its application_name, so pg_stat_activity and
+  // log lines with %a tie a slow statement to its request.
+  std::string traceparent;
   int retries_left = 1;  // a deadlock or serialization failure rolled back: run again
   ngx_event_t timer{};   // non-cancelable: an old worker finishes the job across a reload
   bool detached = false;
@@ -44,6 +48,14 @@ struct Settings {
   std::size_t queue_limit = 1024;
   ngx_msec_t connect_timeout = 3000;
   ngx_msec_t query_timeout = 5000;
+};
+
+// What the pool did, for the metrics: gauges now, counters since start.
+struct Stats {
+  std::uint64_t in_use = 0;      // connections with a statement in flight
+  std::uint64_t queued = 0;      // jobs waiting for a connection
+  std::uint64_t timed_out = 0;   // jobs answered unavailable by their timer
+  std::uint64_t reconnects = 0;  // connects after a connection was lost or refused
 };
 
 class Connection;
@@ -61,6 +73,8 @@ class Pool {
   // The request behind the job is gone: the outcome will be dropped.
   static void detach(Job* job) { job->detached = true; }
 
+  Stats stats() const;
+
   // Internal, for Connection.
   void on_idle(Connection& c);
   void on_broken(Connection& c);
@@ -68,6 +82,7 @@ class Pool {
   void on_job_timeout(Job* job);
   ngx_log_t* log() const { return log_; }
   const Settings& settings() const { return settings_; }
+  Stats& counters() { return counters_; }
 
  private:
   void dispatch();
@@ -77,6 +92,7 @@ class Pool {
   ngx_log_t* log_;
   std::vector<std::unique_ptr<Connection>> connections_;
   std::deque<std::unique_ptr<Job>> queue_;
+  Stats counters_;
 };
 
 }  // namespace mr::pg

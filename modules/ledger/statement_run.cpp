@@ -53,6 +53,10 @@ void on_outcome(ngx_http_request_t* r, Waiting* waiting, mr::pg::Outcome&& outco
     default:
       ngx_log_error(NGX_LOG_WARN, r->connection->log, 0, "mr_ledger: database unavailable: %s",
                     outcome.message.c_str());
+      if (auto answer = waiting->pending->on_unavailable(request_id(r))) {
+        rc = send_response(r, *answer);
+        break;
+      }
       rc = send_error(r, mr::ErrorCode::service_unavailable);
       break;
   }
@@ -69,7 +73,11 @@ std::unique_ptr<mr::pg::Pool>& worker_pool() {
 ngx_int_t run_prepared(ngx_http_request_t* r, mr::ledger::Prepared prepared) {
   if (auto* response = std::get_if<mr::ledger::Response>(&prepared)) return send_response(r, *response);
   auto& pool = worker_pool();
-  if (!pool) return send_error(r, mr::ErrorCode::service_unavailable);
+  if (!pool) {
+    const auto& pending = std::get<std::unique_ptr<mr::ledger::Pending>>(prepared);
+    if (auto answer = pending->on_unavailable(request_id(r))) return send_response(r, *answer);
+    return send_error(r, mr::ErrorCode::service_unavailable);
+  }
 
   // The waiting state lives in the request pool; its cleanup detaches the
   // job so a late result never touches a freed request.
@@ -86,6 +94,8 @@ ngx_int_t run_prepared(ngx_http_request_t* r, mr::ledger::Prepared prepared) {
   auto job = std::make_unique<mr::pg::Job>();
   job->sql = waiting->pending->query().sql;
   job->params = waiting->pending->query().params;
+  // Tracing costs nothing without the header: see pg_pool's application_name.
+  if (const auto trace = traceparent(r)) job->traceparent.assign(trace->data(), trace->size());
   job->done = [r, waiting](mr::pg::Outcome&& outcome) { on_outcome(r, waiting, std::move(outcome)); };
   waiting->job = job.get();
   // submit may answer at once (queue full, database unreachable): the

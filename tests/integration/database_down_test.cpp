@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "tests/integration/ledger_helpers.hpp"
+#include "tests/integration/metrics_helpers.hpp"
 
 using namespace mr::test;
 
@@ -15,6 +16,7 @@ Test(database_down, unavailable_then_recovers) {
   cr_assert_eq(post(c, "/api/v1/members", member_body("club-a", id)).status, 201);
   const std::string pg = "runuser -u postgres -- /usr/lib/postgresql/15/bin/pg_ctl -D '" +
                          env("MR_STACK_DIR") + "/pg/data' ";
+  const std::string before = scrape();
   cr_assert_eq(sh(pg + "-m fast -w stop >/dev/null"), 0);
 
   const auto t0 = std::chrono::steady_clock::now();
@@ -24,6 +26,8 @@ Test(database_down, unavailable_then_recovers) {
   // The worker still answers what needs no database.
   auto edge = c.get("/api/v1/members/" + id + "/points?limit=0");
   auto outside = c.send("GET", "/", "", {});
+  // The node's counters still answer, and say what an alert needs to.
+  const std::string during = scrape();
 
   const int start_rc = sh(pg + "-w -l '" + env("MR_STACK_DIR") + "/pg/postgres.log' start >/dev/null");
   cr_assert_eq(start_rc, 0);
@@ -34,6 +38,9 @@ Test(database_down, unavailable_then_recovers) {
             static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(elapsed).count()));
   EXPECT_ERROR(edge, 400, "invalid_request");
   EXPECT_ERROR(outside, 404, "not_found");
+  cr_expect_eq(metric(during, "mr_books_up"), 0, "%s", during.c_str());
+  EXPECT_GREW(before, during, requests_series("member_balance", 503, "service_unavailable"), 1);
+  EXPECT_GREW(before, during, requests_series("transactions_settled", 503, "service_unavailable"), 1);
 
   // Back without restarting nginx (a refused slot waits up to a second).
   mr::HttpResponse up;
@@ -44,4 +51,13 @@ Test(database_down, unavailable_then_recovers) {
   }
   cr_expect_eq(up.status, 200, "%s", up.body.c_str());
   cr_expect_eq(post(c, "/api/v1/transactions/settled", settle_body("club-a", id, unique("tx"), 100)).status, 200);
+  // Each worker publishes its pool's figures within a second.
+  std::string after;
+  for (int i = 0; i < 30; ++i) {
+    after = scrape();
+    if (metric(after, "mr_ledger_pool_reconnects_total") > metric(before, "mr_ledger_pool_reconnects_total")) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  cr_expect_eq(metric(after, "mr_books_up"), 1);
+  EXPECT_GREW(before, after, "mr_ledger_pool_reconnects_total", 1);
 }

@@ -169,6 +169,13 @@ Migrated migrate(Db& db, const std::vector<std::string>& extra = {}) {
 
 int newest() { return mr::migrations().back().version; }
 
+// How many migrations come after `version` (what an upgrade from it applies).
+int after(int version) {
+  int n = 0;
+  for (const auto& m : mr::migrations()) n += m.version > version ? 1 : 0;
+  return n;
+}
+
 const mr::Migration& migration(int version) {
   for (const auto& m : mr::migrations()) {
     if (m.version == version) return m;
@@ -375,7 +382,7 @@ Test(migrate, upgrading_a_database_with_books_keeps_them_and_takes_the_64_bit_lo
   const std::string entries = db.sql("SELECT count(*) FROM ledger_entries");
 
   m = migrate(db);
-  cr_expect_eq(m.applied, 1);
+  cr_expect_eq(m.applied, after(3));
   cr_expect_eq(m.adopted, 0);
   cr_expect_eq(m.version, newest());
 
@@ -484,7 +491,7 @@ Test(migrate, rows_from_before_checksums_are_adopted_once_when_their_functions_m
   cr_expect_eq(std::count(r.err.begin(), r.err.end(), '\n'), 1, "one notice line: %s", r.err.c_str());
   auto d = json_of(r);
   cr_expect_eq(d["adopted"].GetInt(), 3);
-  cr_expect_eq(d["applied"].GetInt(), 1);
+  cr_expect_eq(d["applied"].GetInt(), after(3));
   cr_expect_eq(d["version"].GetInt(), newest());
   for (const auto& m : mr::migrations()) {
     cr_expect_eq(db.sql("SELECT checksum FROM schema_migrations WHERE version = " + std::to_string(m.version)),

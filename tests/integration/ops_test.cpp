@@ -47,7 +47,7 @@ Test(ops, health_ready_metrics) {
   cr_expect_eq(o.send("GET", "/readyz", "", auth()).status, 200);
   auto metrics = o.send("GET", "/metrics", "", auth());
   cr_expect_eq(metrics.status, 200);
-  cr_expect(metrics.body.find("mr_payouts{status=\"created\"}") != std::string::npos, "%s", metrics.body.c_str());
+  cr_expect(metrics.body.find("mr_payouts_open{status=\"created\"}") != std::string::npos, "%s", metrics.body.c_str());
   cr_expect(metrics.body.find("mr_club_points_pool{partner_ref=\"club-a\"}") != std::string::npos);
   EXPECT_ERROR(o.send("GET", "/nothing", "", auth()), 404, "not_found");
 }

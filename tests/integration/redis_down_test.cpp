@@ -3,6 +3,7 @@
 #include <string>
 
 #include "tests/integration/ledger_helpers.hpp"
+#include "tests/integration/metrics_helpers.hpp"
 
 using namespace mr::test;
 
@@ -11,6 +12,7 @@ Test(redis_down, database_alone_is_exact) {
   const std::string id = unique("mem");
   cr_assert_eq(c.post("/api/v1/members", member_body("club-a", id), unique("k")).status, 201);
   const std::string port = env("MR_REDIS_PORT");
+  const std::string before = scrape();
   cr_assert_eq(sh("redis-cli -h 127.0.0.1 -p " + port + " shutdown nosave >/dev/null 2>&1; sleep 0.2"), 0);
 
   const std::string key = unique("k"), body = settle_body("club-a", id, unique("tx"), 2000);
@@ -18,6 +20,7 @@ Test(redis_down, database_alone_is_exact) {
   auto again = c.post("/api/v1/transactions/settled", body, key);
   auto conflict = c.post("/api/v1/transactions/settled", settle_body("club-a", id, unique("tx"), 1), key);
   auto bal = c.get("/api/v1/members/" + id + "/balance");
+  const std::string during = scrape();
 
   const std::string dir = env("MR_STACK_DIR");
   cr_assert_eq(sh("redis-server --bind 127.0.0.1 --port " + port + " --dir '" + dir +
@@ -29,6 +32,12 @@ Test(redis_down, database_alone_is_exact) {
   cr_expect_eq(header(again, "x-mr-idempotent-replay"), std::string("true"));
   EXPECT_ERROR(conflict, 422, "duplicate_idempotency_conflict");
   cr_expect_eq(i64(data_of(bal), "pointsBalance"), 20);
+  EXPECT_GREW(before, during, "mr_idempotency_requests_total{outcome=\"bypassed\"}", 3);
+  cr_expect_geq(metric(during, "mr_redis_errors_total{kind=\"connect\"}") +
+                    metric(during, "mr_redis_errors_total{kind=\"no_reply\"}") -
+                    metric(before, "mr_redis_errors_total{kind=\"connect\"}") -
+                    metric(before, "mr_redis_errors_total{kind=\"no_reply\"}"),
+                3, "%s", during.c_str());
   // Redis back: the edge serves again (a new key is claimed and replayed).
   const std::string key2 = unique("k"), body2 = settle_body("club-a", id, unique("tx"), 1000);
   mr::HttpResponse r1;

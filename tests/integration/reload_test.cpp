@@ -7,6 +7,7 @@
 #include <vector>
 #include <string>
 
+#include "tests/integration/metrics_helpers.hpp"
 #include "tests/integration/stack_env.hpp"
 
 using mr::test::client;
@@ -110,4 +111,21 @@ Test(reload, under_load_nothing_lost_nothing_doubled) {
   cr_assert(bal.IsObject() && bal.HasMember("data"));
   cr_expect_eq(bal["data"]["pointsBalance"].GetInt64(), static_cast<std::int64_t>(ok.load()),
                "one point per processed award");
+}
+
+// The node's counters live in a shared memory zone that a reload with the
+// same modules keeps; the master writes the catalogue's figures at each load.
+Test(reload, metrics_survive_a_reload) {
+  auto outside = mr::MrClient(env("MR_BASE_URL"), "", "");
+  for (int i = 0; i < 3; i++) cr_assert_eq(outside.send("GET", "/", "", {}).status, 404);
+  const std::string before = mr::test::scrape();
+  const std::string not_found = mr::test::requests_series("other", 404, "not_found");
+  cr_assert_geq(mr::test::metric(before, not_found), 3);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  cr_assert_eq(sh(env("MR_RELOAD")), 0);
+  const std::string after = mr::test::scrape();
+  cr_expect_geq(mr::test::metric(after, not_found), mr::test::metric(before, not_found), "counters kept");
+  cr_expect_gt(mr::test::metric(after, "mr_catalogue_loaded_timestamp_seconds"),
+               mr::test::metric(before, "mr_catalogue_loaded_timestamp_seconds"), "the reload loaded the catalogue");
+  cr_expect_geq(mr::test::metric(after, "mr_catalogue_keys"), 1);
 }

@@ -1,0 +1,69 @@
+#include "ledger/routes.hpp"
+
+#include <array>
+
+namespace mr::ledger {
+namespace {
+
+constexpr std::array<std::string_view, kRouteCount> kLabels = {
+    "members_create",     "member_balance",       "member_points",          "member_transactions",
+    "member_close",       "transactions_settled", "transactions_reversed",  "redemptions_create",
+    "redemption_get",     "ops_healthz",          "ops_readyz",             "ops_metrics",
+    "ops_payouts",        "ops_payout_result",    "other"};
+
+// The next segment of `path` after a '/', advancing past it.
+std::optional<std::string_view> next_segment(std::string_view& path) {
+  if (path.empty() || path.front() != '/') return std::nullopt;
+  path.remove_prefix(1);
+  const auto slash = path.find('/');
+  const std::string_view segment = path.substr(0, slash);
+  path = slash == std::string_view::npos ? std::string_view{} : path.substr(slash);
+  return segment;
+}
+
+}  // namespace
+
+std::string_view route_label(Route route) { return kLabels[static_cast<std::size_t>(route)]; }
+
+std::optional<Route> route_from_label(std::string_view label) {
+  for (std::size_t i = 0; i < kLabels.size(); ++i) {
+    if (kLabels[i] == label) return static_cast<Route>(i);
+  }
+  return std::nullopt;
+}
+
+Route route_of(std::string_view path) {
+  constexpr std::string_view prefix = "/api/v1";
+  if (!path.starts_with(prefix)) return Route::other;
+  path.remove_prefix(prefix.size());
+  std::array<std::string_view, 3> parts{};
+  std::size_t n = 0;
+  while (!path.empty()) {
+    auto segment = next_segment(path);
+    if (!segment || n == parts.size()) return Route::other;
+    parts[n++] = *segment;
+  }
+  if (n == 1 && parts[0] == "members") return Route::members_create;
+  if (n == 1 && parts[0] == "redemptions") return Route::redemptions_create;
+  if (n == 2 && parts[0] == "redemptions") return Route::redemption_get;
+  if (n == 2 && parts[0] == "transactions" && parts[1] == "settled") return Route::transactions_settled;
+  if (n == 2 && parts[0] == "transactions" && parts[1] == "reversed") return Route::transactions_reversed;
+  if (n == 3 && parts[0] == "members") {
+    if (parts[2] == "balance") return Route::member_balance;
+    if (parts[2] == "points") return Route::member_points;
+    if (parts[2] == "transactions") return Route::member_transactions;
+    if (parts[2] == "close") return Route::member_close;
+  }
+  return Route::other;
+}
+
+Route ops_route_of(std::string_view path) {
+  if (path == "/healthz") return Route::ops_healthz;
+  if (path == "/readyz") return Route::ops_readyz;
+  if (path == "/metrics") return Route::ops_metrics;
+  if (path == "/payouts") return Route::ops_payouts;
+  if (path.starts_with("/payouts/")) return Route::ops_payout_result;
+  return Route::other;
+}
+
+}  // namespace mr::ledger

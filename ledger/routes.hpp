@@ -1,0 +1,41 @@
+// The fixed set of route names a request is counted and logged under
+// (metrics labels, $mr_route_name): never a raw path, so label sets stay small
+// whatever clients send.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string_view>
+
+namespace mr::ledger {
+
+enum class Route {
+  members_create,
+  member_balance,
+  member_points,
+  member_transactions,
+  member_close,
+  transactions_settled,
+  transactions_reversed,
+  redemptions_create,
+  redemption_get,
+  ops_healthz,
+  ops_readyz,
+  ops_metrics,
+  ops_payouts,
+  ops_payout_result,
+  other,  // no route: not_found, or a path outside the API
+};
+
+inline constexpr std::size_t kRouteCount = static_cast<std::size_t>(Route::other) + 1;
+
+std::string_view route_label(Route route);
+std::optional<Route> route_from_label(std::string_view label);
+
+// The partner API's route for a raw path (without the query), whatever the
+// method; Route::other when the router answers not_found.
+Route route_of(std::string_view path);
+// The ops listener's route for a raw path.
+Route ops_route_of(std::string_view path);
+
+}  // namespace mr::ledger

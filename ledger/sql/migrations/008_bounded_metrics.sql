@@ -1,0 +1,63 @@
+-- /metrics without scans that grow with the books. 003's mr_metrics counted
+-- every ledger entry, payout and member on each scrape. Now:
+--   exact figures only where an index bounds the work by what is open
+--   (payouts not finished: the backlog an operator alerts on);
+--   totals from PostgreSQL's own statistics (pg_stat_user_tables.n_live_tup,
+--   kept as rows are written, and the planner's pg_class.reltuples with
+--   pg_stats' most common values, refreshed by autovacuum's ANALYZE),
+--   named *_estimated;
+--   per-club figures that rows already keep (16 pool stripes, cash capacity).
+-- No table and no counter row is added: nothing an award must update.
+
+-- Live rows of a table as the statistics system counts them (inserts and
+-- deletes as they commit; no scan).
+CREATE FUNCTION mr_rows_estimated(p_table text) RETURNS bigint LANGUAGE sql STABLE AS $$
+  SELECT coalesce((SELECT n_live_tup FROM pg_stat_user_tables WHERE relid = to_regclass(p_table)), 0)
+$$;
+
+-- Rows per value of a column, estimated as the planner does: the table's
+-- estimated size times each most common value's frequency from the last
+-- ANALYZE. Values missing from the list (or before any ANALYZE) give 0.
+CREATE FUNCTION mr_rows_by_value_estimated(p_table text, p_column text, p_values text[])
+RETURNS TABLE (value text, estimate bigint) LANGUAGE sql STABLE AS $$
+  SELECT v, coalesce((
+    SELECT round(greatest(c.reltuples, 0) * u.f)::bigint
+    FROM pg_class c
+    JOIN pg_namespace n ON n.oid = c.relnamespace
+    JOIN pg_stats s ON s.schemaname = n.nspname AND s.tablename = c.relname AND s.attname = p_column
+    CROSS JOIN LATERAL unnest(s.most_common_vals::text::text[], s.most_common_freqs) AS u(val, f)
+    WHERE c.oid = to_regclass(p_table) AND u.val = v), 0)
+  FROM unnest(p_values) AS v
+$$;
+
+CREATE OR REPLACE FUNCTION mr_metrics() RETURNS text LANGUAGE sql STABLE AS $$
+  SELECT concat_ws(E'\n',
+    '# HELP mr_books_up Whether the books'' gauges below could be read.', '# TYPE mr_books_up gauge',
+    'mr_books_up 1',
+    '# HELP mr_payouts_open Payouts not finished, by status (exact; an index bounds it by the backlog).',
+    '# TYPE mr_payouts_open gauge',
+    (SELECT string_agg(format('mr_payouts_open{status="%s"} %s', s, (SELECT count(*) FROM payouts p WHERE p.status = s)), E'\n')
+     FROM unnest(ARRAY['created', 'submitted']) s),
+    '# HELP mr_payouts_oldest_open_age_seconds Age of the oldest payout in each open status (0: none).',
+    '# TYPE mr_payouts_oldest_open_age_seconds gauge',
+    (SELECT string_agg(format('mr_payouts_oldest_open_age_seconds{status="%s"} %s', s,
+       coalesce((SELECT round(extract(epoch FROM now() - min(p.created_at)), 3) FROM payouts p WHERE p.status = s), 0)), E'\n')
+     FROM unnest(ARRAY['created', 'submitted']) s),
+    '# HELP mr_payouts_estimated Payouts by status, estimated from planner statistics (last ANALYZE).',
+    '# TYPE mr_payouts_estimated gauge',
+    (SELECT string_agg(format('mr_payouts_estimated{status="%s"} %s', value, estimate), E'\n')
+     FROM mr_rows_by_value_estimated('payouts', 'status', ARRAY['created', 'submitted', 'succeeded', 'failed'])),
+    '# HELP mr_members_estimated Members by status, estimated from planner statistics (last ANALYZE).',
+    '# TYPE mr_members_estimated gauge',
+    (SELECT string_agg(format('mr_members_estimated{status="%s"} %s', value, estimate), E'\n')
+     FROM mr_rows_by_value_estimated('members', 'status', ARRAY['active', 'closed'])),
+    '# HELP mr_ledger_entries_estimated Ledger entries, as PostgreSQL''s statistics count live rows.',
+    '# TYPE mr_ledger_entries_estimated gauge',
+    'mr_ledger_entries_estimated ' || mr_rows_estimated('ledger_entries'),
+    '# HELP mr_club_points_pool Points left in each club''s pool.', '# TYPE mr_club_points_pool gauge',
+    (SELECT string_agg(format('mr_club_points_pool{partner_ref="%s"} %s', mr_prom_label(c.partner_ref), mr_pool_total(c.club_id)), E'\n')
+     FROM clubs c),
+    '# HELP mr_club_cash_capacity_minor Cash capacity left per club.', '# TYPE mr_club_cash_capacity_minor gauge',
+    (SELECT string_agg(format('mr_club_cash_capacity_minor{partner_ref="%s"} %s', mr_prom_label(c.partner_ref), c.cash_capacity_minor), E'\n')
+     FROM clubs c)) || E'\n'
+$$;

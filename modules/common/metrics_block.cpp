@@ -1,0 +1,194 @@
+#include "modules/common/metrics_block.hpp"
+
+#include <algorithm>
+
+namespace mr::metrics {
+namespace {
+
+constexpr std::array<std::string_view, kBucketsMs.size()> kBucketLabels = {
+    "0.005", "0.01", "0.025", "0.05", "0.1", "0.25", "0.5", "1", "2.5", "5", "10"};
+constexpr std::array<std::string_view, kIdempotencyOutcomes> kIdempotencyLabels = {
+    "claimed", "replayed", "conflict", "in_progress", "bypassed"};
+constexpr std::array<std::string_view, kRedisErrorKinds> kRedisErrorLabels = {
+    "connect", "timeout", "no_reply", "error_reply"};
+
+// Milliseconds as seconds with three decimals, exactly.
+std::string seconds(std::int64_t ms) {
+  const bool negative = ms < 0;
+  const std::uint64_t v = negative ? static_cast<std::uint64_t>(-ms) : static_cast<std::uint64_t>(ms);
+  std::string frac = std::to_string(v % 1000);
+  frac.insert(0, 3 - frac.size(), '0');
+  return (negative ? "-" : "") + std::to_string(v / 1000) + "." + frac;
+}
+
+void family(std::string& out, std::string_view name, std::string_view type, std::string_view help) {
+  out.append("# HELP ").append(name).append(" ").append(help).append("\n");
+  out.append("# TYPE ").append(name).append(" ").append(type).append("\n");
+}
+
+void sample(std::string& out, std::string_view name, std::string_view labels, std::string_view value) {
+  out.append(name);
+  if (!labels.empty()) out.append("{").append(labels).append("}");
+  out.append(" ").append(value).append("\n");
+}
+
+std::string label(std::string_view name, std::string_view value) {
+  return std::string(name) + "=\"" + std::string(value) + "\"";
+}
+
+void render_requests(std::string& out, const Block& b) {
+  family(out, "mr_http_requests_total", "counter",
+         "Requests answered, by route, HTTP status and error code (none for a success).");
+  for (std::size_t route = 0; route < ledger::kRouteCount; ++route) {
+    for (std::size_t s = 0; s < kStatusSlots; ++s) {
+      for (std::size_t c = 0; c < kCodeSlots; ++c) {
+        const std::uint64_t n = load(b.requests[route][s][c]);
+        if (n == 0) continue;
+        const std::string status = s < kStatuses.size() ? std::to_string(kStatuses[s]) : "other";
+        const std::string_view code = c == 0 ? std::string_view("none") : code_name(static_cast<ErrorCode>(c - 1));
+        sample(out, "mr_http_requests_total",
+               label("route", ledger::route_label(static_cast<ledger::Route>(route))) + "," +
+                   label("status", status) + "," + label("code", code),
+               std::to_string(n));
+      }
+    }
+  }
+  family(out, "mr_http_request_duration_seconds", "histogram",
+         "Time from the request's first byte to its log phase, by route.");
+  for (std::size_t route = 0; route < ledger::kRouteCount; ++route) {
+    std::uint64_t cumulative = 0;
+    std::array<std::uint64_t, kBucketsMs.size() + 1> buckets{};
+    for (std::size_t i = 0; i < buckets.size(); ++i) {
+      cumulative += load(b.duration_buckets[route][i]);
+      buckets[i] = cumulative;
+    }
+    if (cumulative == 0) continue;
+    const std::string r = label("route", ledger::route_label(static_cast<ledger::Route>(route)));
+    for (std::size_t i = 0; i < kBucketsMs.size(); ++i) {
+      sample(out, "mr_http_request_duration_seconds_bucket", r + "," + label("le", kBucketLabels[i]),
+             std::to_string(buckets[i]));
+    }
+    sample(out, "mr_http_request_duration_seconds_bucket", r + ",le=\"+Inf\"", std::to_string(cumulative));
+    sample(out, "mr_http_request_duration_seconds_sum", r,
+           seconds(static_cast<std::int64_t>(load(b.duration_sum_ms[route]))));
+    sample(out, "mr_http_request_duration_seconds_count", r, std::to_string(cumulative));
+  }
+}
+
+void render_edges(std::string& out, const Block& b) {
+  family(out, "mr_idempotency_requests_total", "counter",
+         "POSTs by idempotency outcome in Redis; bypassed: Redis down or slow, the database decided.");
+  for (std::size_t i = 0; i < kIdempotencyOutcomes; ++i) {
+    sample(out, "mr_idempotency_requests_total", label("outcome", kIdempotencyLabels[i]),
+           std::to_string(load(b.idempotency[i])));
+  }
+  family(out, "mr_redis_errors_total", "counter", "Redis failures seen by the idempotency client, by kind.");
+  for (std::size_t i = 0; i < kRedisErrorKinds; ++i) {
+    sample(out, "mr_redis_errors_total", label("kind", kRedisErrorLabels[i]),
+           std::to_string(load(b.redis_errors[i])));
+  }
+}
+
+void render_pool(std::string& out, const Block& b, bool (*alive)(std::uint64_t pid)) {
+  PoolFigures sum;
+  for (const PoolSlot& slot : b.pool) {
+    const std::uint64_t owner = load(slot.owner);
+    if (owner != 0 && alive(owner)) {
+      sum.in_use += load(slot.in_use);
+      sum.queued += load(slot.queued);
+    }
+    sum.timed_out += load(slot.timed_out);
+    sum.reconnects += load(slot.reconnects);
+  }
+  family(out, "mr_ledger_pool_connections_in_use", "gauge",
+         "PostgreSQL connections running a statement, all workers.");
+  sample(out, "mr_ledger_pool_connections_in_use", "", std::to_string(sum.in_use));
+  family(out, "mr_ledger_pool_queued", "gauge", "Statements waiting for a free connection, all workers.");
+  sample(out, "mr_ledger_pool_queued", "", std::to_string(sum.queued));
+  family(out, "mr_ledger_pool_timeouts_total", "counter",
+         "Statements past mr_ledger_query_timeout (queued or running), answered service_unavailable.");
+  sample(out, "mr_ledger_pool_timeouts_total", "", std::to_string(sum.timed_out));
+  family(out, "mr_ledger_pool_reconnects_total", "counter",
+         "Connections opened again after one was lost or refused.");
+  sample(out, "mr_ledger_pool_reconnects_total", "", std::to_string(sum.reconnects));
+}
+
+void render_catalogue(std::string& out, const Block& b) {
+  family(out, "mr_catalogue_keys", "gauge", "Active API keys in the catalogue the master loaded last.");
+  sample(out, "mr_catalogue_keys", "", std::to_string(load(b.catalogue_keys)));
+  family(out, "mr_catalogue_loaded_timestamp_seconds", "gauge",
+         "When the master last loaded the key catalogue (start or reload), Unix time.");
+  sample(out, "mr_catalogue_loaded_timestamp_seconds", "", seconds(load(b.catalogue_loaded_unix_ms)));
+  family(out, "mr_catalogue_load_duration_seconds", "gauge", "How long the last catalogue load took.");
+  sample(out, "mr_catalogue_load_duration_seconds", "", seconds(load(b.catalogue_load_ms)));
+}
+
+}  // namespace
+
+void initialise(Block& block) { store(block.layout, Block::kLayout); }
+
+bool valid(const Block& block) { return load(block.layout) == Block::kLayout; }
+
+std::size_t status_slot(int status) {
+  const auto it = std::find(kStatuses.begin(), kStatuses.end(), status);
+  return static_cast<std::size_t>(it - kStatuses.begin());  // kStatuses.size(): other
+}
+
+void count_request(Block& block, ledger::Route route, int status, std::optional<ErrorCode> code,
+                   std::uint64_t duration_ms) {
+  const auto r = static_cast<std::size_t>(route);
+  const std::size_t c = code ? static_cast<std::size_t>(*code) + 1 : 0;
+  if (r >= ledger::kRouteCount || c >= kCodeSlots) return;
+  add(block.requests[r][status_slot(status)][c]);
+  const auto bucket = std::lower_bound(kBucketsMs.begin(), kBucketsMs.end(), duration_ms);
+  add(block.duration_buckets[r][static_cast<std::size_t>(bucket - kBucketsMs.begin())]);
+  add(block.duration_sum_ms[r], duration_ms);
+}
+
+std::optional<ErrorCode> envelope_code(std::string_view body) {
+  constexpr std::string_view prefix = R"({"ok":false,"error":{"code":")";
+  if (!body.starts_with(prefix)) return std::nullopt;
+  body.remove_prefix(prefix.size());
+  const auto end = body.find('"');
+  if (end == std::string_view::npos) return std::nullopt;
+  return code_from_name(body.substr(0, end));
+}
+
+PoolSlot* claim_pool_slot(Block& block, std::uint64_t pid, bool (*alive)(std::uint64_t pid), PoolFigures& base) {
+  for (const bool take_dead : {false, true}) {
+    for (PoolSlot& slot : block.pool) {
+      std::uint64_t owner = load(slot.owner);
+      if (owner != 0 && (!take_dead || alive(owner))) continue;
+      if (!std::atomic_ref<std::uint64_t>(slot.owner).compare_exchange_strong(owner, pid)) continue;
+      store<std::uint64_t>(slot.in_use, 0);
+      store<std::uint64_t>(slot.queued, 0);
+      base = PoolFigures{0, 0, load(slot.timed_out), load(slot.reconnects)};
+      return &slot;
+    }
+  }
+  return nullptr;
+}
+
+void publish(PoolSlot& slot, const PoolFigures& base, const PoolFigures& now) {
+  store(slot.in_use, now.in_use);
+  store(slot.queued, now.queued);
+  store(slot.timed_out, base.timed_out + now.timed_out);
+  store(slot.reconnects, base.reconnects + now.reconnects);
+}
+
+void release(PoolSlot& slot, const PoolFigures& base, const PoolFigures& last) {
+  publish(slot, base, PoolFigures{0, 0, last.timed_out, last.reconnects});
+  store<std::uint64_t>(slot.owner, 0);
+}
+
+std::string render(const Block& b, bool (*alive)(std::uint64_t pid)) {
+  std::string out;
+  out.reserve(16384);
+  render_requests(out, b);
+  render_edges(out, b);
+  render_pool(out, b, alive);
+  render_catalogue(out, b);
+  return out;
+}
+
+}  // namespace mr::metrics
