@@ -136,6 +136,7 @@ http {
     mr_master_key_file $MR_MASTER_KEY_FILE;
     mr_ledger_dsn "$MR_DSN";
     mr_redis 127.0.0.1:$MR_REDIS_PORT;
+    mr_metrics_zone mr_metrics;
     include $snippets/mr-http.conf;
     $temp_paths
     server {
