@@ -26,6 +26,13 @@ if(NOT EXISTS "${NGINX_BUILD_DIR}/objs/ngx_auto_config.h")
   endif()
 endif()
 
+# Every C++ object, not only a module's own sources: the static libraries a
+# module links (keys, ledger, common, config) would otherwise bring
+# STB_GNU_UNIQUE symbols (function-local statics of inline templates), and
+# the dynamic loader never unloads an object that defined one, so an old
+# module file stayed mapped in the master after every reload.
+add_compile_options($<$<COMPILE_LANGUAGE:CXX>:-fno-gnu-unique>)
+
 add_library(nginx_headers INTERFACE)
 target_include_directories(nginx_headers SYSTEM INTERFACE
   "${NGINX_BUILD_DIR}/src/core"
@@ -58,7 +65,6 @@ __attribute__((visibility(\"default\"))) char *ngx_module_order[] = { NULL };
   add_library(${name} MODULE ${M_SOURCES} "${glue}")
   set_target_properties(${name} PROPERTIES PREFIX ""
     LIBRARY_OUTPUT_DIRECTORY "${CMAKE_BINARY_DIR}/nginx-modules")
-  target_compile_options(${name} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-fno-gnu-unique>)
   target_link_options(${name} PRIVATE -Wl,-Bsymbolic)
   target_link_libraries(${name} PRIVATE nginx_headers ${M_LIBS})
   set_property(GLOBAL APPEND PROPERTY MR_NGINX_MODULES ${name})

@@ -7,7 +7,8 @@ pkgs=(build-essential cmake pkg-config git curl ca-certificates
       nginx-core nginx-dev postgresql-15 postgresql-client-15 redis-server
       libpq-dev libhiredis-dev libssl-dev libcriterion-dev rapidjson-dev
       libcurl4-openssl-dev prometheus
-      clang-14 libclang-rt-14-dev libfuzzer-14-dev)
+      clang-14 libclang-rt-14-dev libfuzzer-14-dev  # tests/fuzz
+      debhelper dpkg-dev lintian man-db)  # tools/package.sh, the package and man page tests
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -76,9 +76,10 @@ int key_list(Context& ctx) {
   return 0;
 }
 
-Register r1("key issue", "--ref REF --env sandbox|production", key_issue);
-Register r2("key revoke", "--key-id ID", key_revoke);
-Register r3("key list", "--ref REF", key_list);
+Register r1("key issue", "--ref REF --env sandbox|production",
+            "issue an API key (at most two active per club and environment); prints the secret once", key_issue);
+Register r2("key revoke", "--key-id ID", "revoke a key; nginx refuses it after the next reload", key_revoke);
+Register r3("key list", "--ref REF", "list a club's keys (never their secrets)", key_list);
 
 }  // namespace
 }  // namespace mr::ctl

@@ -58,10 +58,12 @@ int idempotency_prune(Context& ctx) {
   return 0;
 }
 
-Register r1("pool topup", "--ref REF --points N", pool_topup);
-Register r2("member adjust", "--ref REF --member ID --points N --reason TEXT", member_adjust);
-Register r3("audit", "[--club REF]", audit);
-Register r4("idempotency prune", "[--days 30]", idempotency_prune);
+Register r1("pool topup", "--ref REF --points N", "add points to a club's points pool", pool_topup);
+Register r2("member adjust", "--ref REF --member ID --points N --reason TEXT",
+            "one manual adjustment: +N from the club's pool to the member, -N back", member_adjust);
+Register r3("audit", "[--club REF]",
+            "check cached balances against the ledger entries (every club, or one); exit 1 on a difference", audit);
+Register r4("idempotency prune", "[--days 30]", "delete kept idempotent answers older than --days", idempotency_prune);
 
 }  // namespace
 }  // namespace mr::ctl

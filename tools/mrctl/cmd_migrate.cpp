@@ -176,8 +176,9 @@ int master_key_create(Context& ctx) {
   return 0;
 }
 
-Register r1("migrate", "[--to N]", migrate);
-Register r2("master-key create", "--out FILE", master_key_create);
+Register r1("migrate", "[--to N]", "apply the embedded schema migrations the database lacks, in order", migrate);
+Register r2("master-key create", "--out FILE", "write a new random master key to FILE (mode 0600; never overwrites)",
+            master_key_create);
 
 }  // namespace
 }  // namespace mr::ctl

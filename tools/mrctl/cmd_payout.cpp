@@ -32,11 +32,16 @@ int move(Context& ctx, std::string_view verb) {
   return 0;
 }
 
-Register r1("capacity topup", "--ref REF --minor N", capacity_topup);
-Register r2("payout list", "[--status created|submitted|succeeded|failed] [--limit N]", payout_list);
-Register r3("payout submit", "--payout-id ID", [](Context& c) { return move(c, "submit"); });
-Register r4("payout succeed", "--payout-id ID", [](Context& c) { return move(c, "succeed"); });
-Register r5("payout fail", "--payout-id ID --reason TEXT", [](Context& c) {
+Register r1("capacity topup", "--ref REF --minor N", "add cash capacity (minor units) for a club's redemptions",
+            capacity_topup);
+Register r2("payout list", "[--status created|submitted|succeeded|failed] [--limit N]",
+            "list payouts with their bank details", payout_list);
+Register r3("payout submit", "--payout-id ID", "mark a payout submitted to the bank",
+            [](Context& c) { return move(c, "submit"); });
+Register r4("payout succeed", "--payout-id ID", "mark a payout paid: the reserved points are burned",
+            [](Context& c) { return move(c, "succeed"); });
+Register r5("payout fail", "--payout-id ID --reason TEXT", "mark a payout failed: points and cash capacity are given back",
+            [](Context& c) {
   c.required("reason");
   return move(c, "fail");
 });

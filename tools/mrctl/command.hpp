@@ -50,15 +50,18 @@ using CommandFn = std::function<int(Context&)>;
 struct Command {
   std::string words;  // "club create"
   std::string usage;
+  std::string summary;  // one line for `mrctl <words> --help`
   CommandFn run;
 };
 
 std::vector<Command>& registry();
 
 struct Register {
-  Register(std::string words, std::string usage, CommandFn run) {
-    registry().push_back({std::move(words), std::move(usage), std::move(run)});
+  Register(std::string words, std::string usage, std::string summary, CommandFn run) {
+    registry().push_back({std::move(words), std::move(usage), std::move(summary), std::move(run)});
   }
+  Register(std::string words, std::string usage, CommandFn run)
+      : Register(std::move(words), std::move(usage), {}, std::move(run)) {}
 };
 
 // Prints a JSON document from PostgreSQL (row 0, column 0) with a newline.

@@ -138,10 +138,33 @@ std::set<std::string> allowed_flags(const mr::ctl::Command& c) {
   return flags;
 }
 
-void usage() {
-  std::cerr << "usage: mrctl <command> [--flag value ...]  (--dsn-file, MR_DSN or --dsn; "
-               "--master-key or MR_MASTER_KEY_FILE)\ncommands:\n";
-  for (const auto& c : mr::ctl::registry()) std::cerr << "  " << c.words << " " << c.usage << "\n";
+// Every command, or those of one group ("club"), with their flags.
+void usage(std::ostream& out, const std::string& group = {}) {
+  out << "usage: mrctl <command> [--flag value ...]  (--dsn-file, MR_DSN or --dsn; "
+         "--master-key or MR_MASTER_KEY_FILE)\n       mrctl <command> --help\ncommands:\n";
+  for (const auto& c : mr::ctl::registry()) {
+    if (group.empty() || c.words.starts_with(group + " ")) out << "  " << c.words << (c.usage.empty() ? "" : " ") << c.usage << "\n";
+  }
+}
+
+// `mrctl <command> --help` (or `mrctl help <command>`): exit 0 for a
+// command or a group of commands, 2 for an unknown one.
+int help(const std::string& joined) {
+  for (const auto& c : mr::ctl::registry()) {
+    if (c.words != joined) continue;
+    std::cout << "usage: mrctl " << c.words << (c.usage.empty() ? "" : " ") << c.usage << "\n";
+    if (!c.summary.empty()) std::cout << c.summary << "\n";
+    std::cout << "common flags: --dsn-file FILE, MR_DSN or --dsn DSN; --master-key FILE (or MR_MASTER_KEY_FILE)\n";
+    return 0;
+  }
+  const auto& all = mr::ctl::registry();
+  if (joined.empty() || std::any_of(all.begin(), all.end(), [&](const auto& c) { return c.words.starts_with(joined + " "); })) {
+    usage(std::cout, joined);
+    return 0;
+  }
+  std::cerr << "mrctl: unknown command \"" << joined << "\"\n";
+  usage(std::cerr);
+  return 2;
 }
 
 }  // namespace
@@ -149,9 +172,12 @@ void usage() {
 int main(int argc, char** argv) {
   std::vector<std::string> words;
   std::map<std::string, std::string> options;
+  bool want_help = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
-    if (a.starts_with("--")) {
+    if (a == "--help" || a == "-h") {
+      want_help = true;
+    } else if (a.starts_with("--")) {
       if (i + 1 >= argc) {
         std::cerr << "mrctl: " << a << " needs a value\n";
         return 2;
@@ -166,6 +192,8 @@ int main(int argc, char** argv) {
   }
   std::string joined;
   for (const auto& w : words) joined += (joined.empty() ? "" : " ") + w;
+  if (want_help) return help(joined);
+  if (joined == "help" || joined.starts_with("help ")) return help(joined.substr(std::min<std::size_t>(joined.size(), 5)));
   for (const auto& c : mr::ctl::registry()) {
     if (c.words != joined) continue;
     const auto allowed = allowed_flags(c);
@@ -187,7 +215,7 @@ int main(int argc, char** argv) {
       return 1;
     }
   }
-  if (!joined.empty() && joined != "help") std::cerr << "mrctl: unknown command \"" << joined << "\"\n";
-  usage();
-  return joined == "help" ? 0 : 2;
+  if (!joined.empty()) std::cerr << "mrctl: unknown command \"" << joined << "\"\n";
+  usage(std::cerr);
+  return 2;
 }
