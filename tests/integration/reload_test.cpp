@@ -144,3 +144,41 @@ Test(reload, metrics_survive_a_reload) {
                mr::test::metric(before, "mr_catalogue_loaded_timestamp_seconds"), "the reload loaded the catalogue");
   cr_expect_geq(mr::test::metric(after, "mr_catalogue_keys"), 1);
 }
+
+// The operator guide's rotation: a second key beside the first, a third
+// refused, traffic moved over, the old key revoked; a retry sent with the
+// new key after the switch replays what the old key's request got
+// (idempotency belongs to the club, not the key).
+Test(reload, key_rotation_as_the_operator_guide_says) {
+  const std::string ref = mr::test::unique("rot");
+  cr_assert_eq(sh(mrctl() + " club create --ref " + ref + " --name Rot --earn-rate-bp 100 --payout-currency GBP "
+                  "--currencies GBP >/dev/null"), 0);
+  const std::string dir = env("MR_STACK_DIR");
+  const auto issue = [&](const std::string& file) {
+    return sh(mrctl() + " key issue --ref " + ref + " --env sandbox > '" + dir + "/" + file + "' 2>/dev/null");
+  };
+  cr_assert_eq(issue(ref + "-old.json"), 0);
+  cr_assert_eq(issue(ref + "-new.json"), 0);
+  cr_expect_neq(issue(ref + "-third.json"), 0, "a third active key per environment must be refused");
+  auto old_doc = mr::test::parse_json(mr::read_file(dir + "/" + ref + "-old.json"));
+  auto new_doc = mr::test::parse_json(mr::read_file(dir + "/" + ref + "-new.json"));
+  const std::string old_id = old_doc["keyId"].GetString();
+  mr::MrClient old_key(env("MR_BASE_URL"), old_id, old_doc["secret"].GetString());
+  mr::MrClient new_key(env("MR_BASE_URL"), new_doc["keyId"].GetString(), new_doc["secret"].GetString());
+  cr_assert_eq(sh(env("MR_RELOAD")), 0);
+
+  const std::string body = R"({"partnerRef":")" + ref + R"(","member":{"externalMemberId":"m-rot","firstName":"A",)"
+                           R"("lastName":"B","email":"a@b.c"}})";
+  const std::string idem = mr::test::unique("rot-idem");
+  const auto first = old_key.post("/api/v1/members", body, idem);
+  cr_assert_eq(first.status, 201, "%s", first.body.c_str());
+  cr_expect_eq(new_key.get("/api/v1/members/m-rot/balance").status, 200);
+
+  cr_assert_eq(sh(mrctl() + " key revoke --key-id " + old_id + " >/dev/null"), 0);
+  cr_assert_eq(sh(env("MR_RELOAD")), 0);
+  EXPECT_ERROR(old_key.get("/api/v1/members/m-rot/balance"), 401, "unauthorized");
+  const auto again = new_key.post("/api/v1/members", body, idem);
+  cr_expect_eq(again.status, 201, "%s", again.body.c_str());
+  cr_expect_eq(mr::test::header(again, "x-mr-idempotent-replay"), std::string("true"));
+  cr_expect_eq(again.body, first.body);
+}
