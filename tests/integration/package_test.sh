@@ -116,8 +116,11 @@ done
 /usr/bin/mrctl --help >/dev/null && /usr/bin/mrctl key issue --help >/dev/null && /usr/bin/mr-sign --help >/dev/null \
   || fail "installed tools do not answer --help"
 # From the .deb: a slim image's dpkg excludes may skip /usr/share/man.
+# (The listing is read whole: grep -q closing the pipe early kills dpkg-deb
+# with SIGPIPE, which pipefail would report as a missing page.)
+listing=$(dpkg-deb -c "$pkgs"/v1/mr-partner-tools_*.deb)
 for page in mrctl mr-sign; do
-  dpkg-deb -c "$pkgs"/v1/mr-partner-tools_*.deb | grep -q "/usr/share/man/man1/$page.1.gz$" || fail "no man page $page.1"
+  grep -q "/usr/share/man/man1/$page.1.gz$" <<<"$listing" || fail "no man page $page.1"
 done
 if [ $stock_before -eq 0 ]; then stock_conf_ok || fail "the stock /etc/nginx/nginx.conf no longer passes nginx -t"; fi
 plain_starts || fail "a site without mr directives does not start with the modules enabled"
