@@ -3,13 +3,21 @@
 #include <openssl/core_names.h>
 #include <openssl/evp.h>
 
+#include <memory>
+
 namespace mr {
 namespace {
 
+struct MacFree {
+  void operator()(EVP_MAC* mac) const { EVP_MAC_free(mac); }
+};
+
 // Fetched once per process: EVP_MAC_fetch takes a global lock per call.
+// Freed when the library goes: nginx unloads a module's .so at a reload or
+// exit, and a plain static pointer would then leak the fetched algorithm.
 EVP_MAC* hmac_algorithm() {
-  static EVP_MAC* const mac = EVP_MAC_fetch(nullptr, "HMAC", nullptr);
-  return mac;
+  static const std::unique_ptr<EVP_MAC, MacFree> mac(EVP_MAC_fetch(nullptr, "HMAC", nullptr));
+  return mac.get();
 }
 
 }  // namespace

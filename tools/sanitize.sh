@@ -26,10 +26,23 @@ export LSAN_OPTIONS="suppressions=$repo/tools/lsan.supp:print_suppressions=0"
 export MR_BUILD_DIR=$build
 
 rc=0
-(cd "$build" && ctest --output-on-failure --timeout 600 "$@") || rc=$?
+# Not the package tests: a package is the release build (an instrumented
+# module cannot run in the stock nginx without the preload the package
+# cannot give it); they run in the normal pass.
+(cd "$build" && ctest --output-on-failure --timeout 600 -LE package "$@") || rc=$?
 if compgen -G "$logs/*" >/dev/null; then
-  for f in "$logs"/*; do echo "==== $f"; cat "$f"; done >&2
-  echo "sanitize.sh: sanitizer reports above (logs in $logs)" >&2
-  rc=1
+  for f in "$logs"/*; do
+    echo "==== $f"; cat "$f"
+    # LeakSanitizer's own crash while it stops the world at a process's
+    # exit ("Tracer caught signal 11 ... LeakSanitizer has encountered a
+    # fatal error"; seen once in an nginx worker leaving after a reload) is
+    # the tool failing, not a finding: shown, not failed. Anything else is.
+    if grep -q "LeakSanitizer has encountered a fatal error" "$f" && ! grep -q "ERROR: \|runtime error" "$f"; then
+      echo "sanitize.sh: $f is LeakSanitizer failing, not a report" >&2
+    else
+      rc=1
+    fi
+  done >&2
+  [ $rc -eq 0 ] || echo "sanitize.sh: sanitizer reports above (logs in $logs)" >&2
 fi
 exit $rc

@@ -5,7 +5,7 @@
 set(MR_FUZZ_TARGETS write_bodies ops_api router read_requests timestamps auth_check
                     idempotency_record secret_box)
 option(MR_FUZZ "build the libFuzzer targets (clang-14) and run them under ctest" ON)
-set(MR_FUZZ_SECONDS 8 CACHE STRING "seconds each fuzz target runs under ctest")
+set(MR_FUZZ_SECONDS 4 CACHE STRING "seconds each fuzz target runs under ctest")
 if(NOT MR_FUZZ)
   return()
 endif()
