@@ -61,11 +61,8 @@ Outcome nginx_t(const Conf& c) {
   const std::string dir = ::mkdtemp(tmpl);
   const std::string conf = dir + "/nginx.conf";
   std::ofstream(conf) << render(c, dir);
-  // A sanitizer build's modules need the ASan runtime preloaded into nginx
-  // (and into nothing else: not the shell popen runs).
-  const char* preload = std::getenv("MR_NGINX_PRELOAD");
-  const std::string cmd = (preload != nullptr && *preload != 0 ? "LD_PRELOAD='" + std::string(preload) + "' " : "") +
-                          "nginx -t -p " + dir + " -c " + conf + " -e " + dir + "/error.log 2>&1";
+  const std::string cmd =
+      mr::test::nginx_command() + " -t -p " + dir + " -c " + conf + " -e " + dir + "/error.log 2>&1";
   Outcome out;
   FILE* p = ::popen(cmd.c_str(), "r");
   cr_assert(p != nullptr);

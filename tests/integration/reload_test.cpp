@@ -117,11 +117,8 @@ Test(reload, under_load_nothing_lost_nothing_doubled) {
 // group or others may read, and a reload with it keeps the running one.
 Test(reload, open_master_key_file_is_refused) {
   const std::string key = env("MR_MASTER_KEY_FILE"), dir = env("MR_STACK_DIR") + "/nginx";
-  // A sanitizer build's modules need the ASan runtime preloaded into nginx.
-  const char* preload = std::getenv("MR_NGINX_PRELOAD");
-  const std::string test_conf = (preload != nullptr && *preload != 0 ? "LD_PRELOAD='" + std::string(preload) + "' " : "") +
-                                "nginx -t -p '" + dir + "' -c '" + dir + "/nginx.conf' -e '" + dir +
-                                "/logs/error.log' > '" + dir + "/t.out' 2>&1";
+  const std::string test_conf = mr::test::nginx_command() + " -t -p '" + dir + "' -c '" + dir + "/nginx.conf' -e '" +
+                                dir + "/logs/error.log' > '" + dir + "/t.out' 2>&1";
   cr_assert_eq(sh("chmod 644 '" + key + "'"), 0);
   const int refused = sh(test_conf);
   const std::string said = mr::read_file(dir + "/t.out");

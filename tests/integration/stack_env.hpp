@@ -65,6 +65,15 @@ inline std::string header(const HttpResponse& r, const std::string& lower_name) 
   return it == r.headers.end() ? std::string() : it->second;
 }
 
+// The shell words that start the stock nginx for a test's own `nginx -t`:
+// a sanitizer build's modules need the ASan runtime preloaded into nginx,
+// and into nothing else (not the shell that runs it). MR_NGINX_PRELOAD is
+// set by CMake, empty in a normal build.
+inline std::string nginx_command() {
+  const char* preload = std::getenv("MR_NGINX_PRELOAD");
+  return (preload != nullptr && *preload != 0 ? "LD_PRELOAD='" + std::string(preload) + "' " : "") + "nginx";
+}
+
 // Unique per test process and call, for ids that must not collide. Tests
 // call it from many threads: a plain int counter gave two threads the same
 // id now and then (two requests with one idempotency key and different
