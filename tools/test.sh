@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The test command: installs what is missing, builds, and runs every test
 # (unit, integration, fuzz) with ctest, then the whole suite again under
-# ASan and UBSan (tools/sanitize.sh; MR_SANITIZE=0 skips it). The integration
+# ASan and UBSan (tools/sanitize.sh, built while the normal ctest runs;
+# MR_SANITIZE=0 skips it). The integration
 # fixture starts its own PostgreSQL, Redis and nginx on free loopback ports
 # and stops them after. Extra arguments go to both ctest runs.
 set -euo pipefail
@@ -10,7 +11,22 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 "$repo/tools/deps.sh"
 export MR_BUILD_DIR=${MR_BUILD_DIR:-$repo/build}
 "$repo/tools/build.sh"
-(cd "$MR_BUILD_DIR" && ctest --output-on-failure --timeout 600 "$@")
-if [ "${MR_SANITIZE:-1}" != 0 ]; then
-  "$repo/tools/sanitize.sh" "$@"
+sanitize=${MR_SANITIZE:-1}
+if [ "$sanitize" != 0 ]; then
+  # The sanitized build overlaps the normal ctest, at a lower priority so
+  # the tests' own processes come first; its output is shown after.
+  sanitize_log=$(mktemp)
+  nice -n 10 "$repo/tools/sanitize.sh" --build-only >"$sanitize_log" 2>&1 &
+  sanitize_build=$!
 fi
+rc=0
+(cd "$MR_BUILD_DIR" && ctest --output-on-failure --timeout 600 "$@") || rc=$?
+if [ "$sanitize" != 0 ]; then
+  build_rc=0
+  wait "$sanitize_build" || build_rc=$?
+  tail -n 20 "$sanitize_log"; rm -f "$sanitize_log"
+  [ "$build_rc" -eq 0 ] || { echo "test.sh: the sanitized build failed" >&2; exit 1; }
+  [ "$rc" -eq 0 ] || exit "$rc"
+  "$repo/tools/sanitize.sh" --no-build "$@"
+fi
+exit "$rc"
