@@ -29,4 +29,10 @@ std::optional<std::string> write_batch_param(std::span<const Params* const> writ
   return std::string(out.GetString(), out.GetSize());
 }
 
+bool same_idempotency_key(const Params& a, const Params& b) {
+  constexpr std::size_t kClub = 1, kKey = 3;
+  if (a.size() <= kKey || b.size() <= kKey) return false;
+  return a[kClub] == b[kClub] && a[kKey] == b[kKey];
+}
+
 }  // namespace mr::ledger

@@ -17,4 +17,10 @@ using Params = std::vector<std::optional<std::string>>;
 // request is not a complete mr_write call.
 std::optional<std::string> write_batch_param(std::span<const Params* const> writes);
 
+// Whether two writes name one idempotency key of one club. mr_write_batch
+// (009) leaves such a pair to the one-by-one fallback (the later one would
+// replay the earlier one's record), so the pool keeps the later one for the
+// next batch instead.
+bool same_idempotency_key(const Params& a, const Params& b);
+
 }  // namespace mr::ledger

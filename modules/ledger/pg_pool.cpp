@@ -486,8 +486,9 @@ class Connection {
   }
 
   // A batch that failed rolled back as a whole: its settles run again one
-  // by one, each getting its own outcome (MRB01: a pool stripe too low for
-  // all of them; otherwise a deadlock, a duplicate settled elsewhere, ...).
+  // by one, each getting its own outcome (009_set_based_batch.sql: a pool
+  // stripe too low for its awards, one transaction settled twice, a
+  // deadlock, ...).
   void complete_batch(Sent s, bool ok, const std::string& message) {
     const int rows = ok ? PQntuples(s.result.get()) : 0;
     if (!ok) {
@@ -610,11 +611,15 @@ Connection* Pool::connection_for(const Job& job) const {
 }
 
 // The front job, a settle, and every other settle queued now (up to the
-// limit), in the order they came.
+// limit), in the order they came; a settle whose idempotency key is already
+// in the batch waits for the next one.
 std::vector<std::unique_ptr<Job>> Pool::take_batch() {
   std::vector<std::unique_ptr<Job>> batch;
   for (auto it = queue_.begin(); it != queue_.end() && batch.size() < kBatchLimit;) {
-    if ((*it)->batchable) {
+    const auto same_key = [&](const std::unique_ptr<Job>& taken) {
+      return mr::ledger::same_idempotency_key(taken->params, (*it)->params);
+    };
+    if ((*it)->batchable && std::none_of(batch.begin(), batch.end(), same_key)) {
       batch.push_back(std::move(*it));
       it = queue_.erase(it);
     } else {
