@@ -1,6 +1,8 @@
 #include "modules/common/metrics_block.hpp"
 
 #include <algorithm>
+#include <array>
+#include <utility>
 
 namespace mr::metrics {
 namespace {
@@ -89,6 +91,15 @@ void render_edges(std::string& out, const Block& b) {
   }
 }
 
+// The pool's counters, each a field of both PoolFigures and PoolSlot.
+constexpr std::array<std::pair<std::uint64_t PoolFigures::*, std::uint64_t PoolSlot::*>, 5> kPoolCounters = {{
+    {&PoolFigures::timed_out, &PoolSlot::timed_out},
+    {&PoolFigures::reconnects, &PoolSlot::reconnects},
+    {&PoolFigures::batches, &PoolSlot::batches},
+    {&PoolFigures::batched_settles, &PoolSlot::batched_settles},
+    {&PoolFigures::batch_fallbacks, &PoolSlot::batch_fallbacks},
+}};
+
 void render_pool(std::string& out, const Block& b, bool (*alive)(std::uint64_t pid)) {
   PoolFigures sum;
   for (const PoolSlot& slot : b.pool) {
@@ -97,8 +108,7 @@ void render_pool(std::string& out, const Block& b, bool (*alive)(std::uint64_t p
       sum.in_use += load(slot.in_use);
       sum.queued += load(slot.queued);
     }
-    sum.timed_out += load(slot.timed_out);
-    sum.reconnects += load(slot.reconnects);
+    for (const auto& [figure, cell] : kPoolCounters) sum.*figure += load(slot.*cell);
   }
   family(out, "mr_ledger_pool_connections_in_use", "gauge",
          "PostgreSQL connections running a statement, all workers.");
@@ -111,6 +121,14 @@ void render_pool(std::string& out, const Block& b, bool (*alive)(std::uint64_t p
   family(out, "mr_ledger_pool_reconnects_total", "counter",
          "Connections opened again after one was lost or refused.");
   sample(out, "mr_ledger_pool_reconnects_total", "", std::to_string(sum.reconnects));
+  family(out, "mr_ledger_batches_total", "counter",
+         "Settles that queued together and went to PostgreSQL as one mr_write_batch statement.");
+  sample(out, "mr_ledger_batches_total", "", std::to_string(sum.batches));
+  family(out, "mr_ledger_batched_settles_total", "counter", "Settles sent inside those batches.");
+  sample(out, "mr_ledger_batched_settles_total", "", std::to_string(sum.batched_settles));
+  family(out, "mr_ledger_batch_fallbacks_total", "counter",
+         "Batches that failed as a whole (a pool stripe too low, a duplicate) and ran their settles one by one.");
+  sample(out, "mr_ledger_batch_fallbacks_total", "", std::to_string(sum.batch_fallbacks));
 }
 
 void render_catalogue(std::string& out, const Block& b) {
@@ -162,7 +180,8 @@ PoolSlot* claim_pool_slot(Block& block, std::uint64_t pid, bool (*alive)(std::ui
       if (!std::atomic_ref<std::uint64_t>(slot.owner).compare_exchange_strong(owner, pid)) continue;
       store<std::uint64_t>(slot.in_use, 0);
       store<std::uint64_t>(slot.queued, 0);
-      base = PoolFigures{0, 0, load(slot.timed_out), load(slot.reconnects)};
+      base = PoolFigures{};
+      for (const auto& [figure, cell] : kPoolCounters) base.*figure = load(slot.*cell);
       return &slot;
     }
   }
@@ -172,12 +191,13 @@ PoolSlot* claim_pool_slot(Block& block, std::uint64_t pid, bool (*alive)(std::ui
 void publish(PoolSlot& slot, const PoolFigures& base, const PoolFigures& now) {
   store(slot.in_use, now.in_use);
   store(slot.queued, now.queued);
-  store(slot.timed_out, base.timed_out + now.timed_out);
-  store(slot.reconnects, base.reconnects + now.reconnects);
+  for (const auto& [figure, cell] : kPoolCounters) store(slot.*cell, base.*figure + now.*figure);
 }
 
 void release(PoolSlot& slot, const PoolFigures& base, const PoolFigures& last) {
-  publish(slot, base, PoolFigures{0, 0, last.timed_out, last.reconnects});
+  PoolFigures counters_only = last;
+  counters_only.in_use = counters_only.queued = 0;
+  publish(slot, base, counters_only);
   store<std::uint64_t>(slot.owner, 0);
 }
 

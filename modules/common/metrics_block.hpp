@@ -38,8 +38,12 @@ inline constexpr std::size_t kRedisErrorKinds = 4;
 struct PoolFigures {
   std::uint64_t in_use = 0;      // connections with a statement in flight
   std::uint64_t queued = 0;      // statements waiting for a connection
-  std::uint64_t timed_out = 0;   // since the worker started
-  std::uint64_t reconnects = 0;  // since the worker started
+  // Counters, since the worker started.
+  std::uint64_t timed_out = 0;
+  std::uint64_t reconnects = 0;
+  std::uint64_t batches = 0;          // mr_write_batch statements sent
+  std::uint64_t batched_settles = 0;  // settles sent inside them
+  std::uint64_t batch_fallbacks = 0;  // batches that failed and ran one by one
 };
 
 // One worker's pool figures in shared memory, published by that worker
@@ -48,7 +52,7 @@ struct PoolFigures {
 // the slot counts on from them, so the node's sums never go back.
 struct PoolSlot {
   std::uint64_t owner;  // the worker's pid; 0: free
-  std::uint64_t in_use, queued, timed_out, reconnects;
+  std::uint64_t in_use, queued, timed_out, reconnects, batches, batched_settles, batch_fallbacks;
 };
 inline constexpr std::size_t kPoolSlots = 64;  // workers alive at once, old ones during a reload included
 
@@ -67,7 +71,7 @@ inline void store(T& cell, T value) {
 
 struct Block {
   // A block from another build (another layout) is never read as this one.
-  static constexpr std::uint64_t kLayout = 0x6d726d6574720001;  // "mrmetr" v1
+  static constexpr std::uint64_t kLayout = 0x6d726d6574720002;  // "mrmetr" v2
   std::uint64_t layout;
   std::uint64_t requests[ledger::kRouteCount][kStatusSlots][kCodeSlots];
   std::uint64_t duration_buckets[ledger::kRouteCount][kBucketsMs.size() + 1];

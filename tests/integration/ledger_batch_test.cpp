@@ -16,6 +16,7 @@
 
 #include "ledger/result_render.hpp"
 #include "tests/integration/ledger_helpers.hpp"
+#include "tests/integration/metrics_helpers.hpp"
 
 using namespace mr::test;
 
@@ -187,6 +188,7 @@ Test(batch, batches_never_overdraw_a_pool_and_refuse_exactly) {
   auto c = client("I");
   const auto members = onboard(c, "club-i", 8, "pm");
   const std::string run = unique("bp");
+  const std::string before = scrape();
   Gate lock(gate);
   std::atomic<int> gate_ok{0};
   auto gate_threads = fill_connections(gate, gate_ok);
@@ -215,6 +217,17 @@ Test(batch, batches_never_overdraw_a_pool_and_refuse_exactly) {
   cr_expect_eq(held, 1000);
   Pg pg = connect_db();
   cr_expect_eq(one(pg.get(), "SELECT mr_pool_total(club_id) FROM clubs WHERE partner_ref = 'club-i'"), "0");
+  // The path under test: batches ran, and one whose stripe ran dry failed
+  // as a whole and went one by one (009_set_based_batch.sql).
+  // Each worker publishes its pool's counters every second.
+  std::string after = scrape();
+  const auto fallbacks = [](const std::string& text) { return metric(text, "mr_ledger_batch_fallbacks_total"); };
+  for (int i = 0; i < 30 && fallbacks(after) <= fallbacks(before); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    after = scrape();
+  }
+  EXPECT_GREW(before, after, "mr_ledger_batches_total", 1);
+  EXPECT_GREW(before, after, "mr_ledger_batch_fallbacks_total", 1);
   cr_expect_eq(sh(mrctl_cmd() + " audit >/dev/null"), 0, "mrctl audit found a difference");
 }
 
