@@ -57,6 +57,9 @@ class Client {
   Call* command(const std::vector<std::string_view>& argv, std::function<void(const redisReply*)> done,
                 Flush flush = Flush::now);
   static void detach(Call* call) { call->finished = true; }
+  // Whether a command now would be written (connected or connecting) or
+  // would try to connect; false within the pause after a failure.
+  bool may_send() const { return ac_ != nullptr || ngx_current_msec >= retry_at_; }
 
   // Internal, for the hiredis callbacks.
   void on_connected(int status);

@@ -10,6 +10,8 @@
 #include <optional>
 #include <new>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "lua-free-config/conf_values.hpp"
 #include "lua-free-config/idempotency_conf.hpp"
@@ -43,6 +45,7 @@ struct Ctx {
   bool capture_ok = true;
   int response_status = 0;
   std::string key, fingerprint, response_body;
+  std::string pending;  // the sealed pending record this request claims with
   std::string_view outcome = "none";
   mr::redis::Call* call = nullptr;
 };
@@ -57,6 +60,38 @@ Ctx* get_ctx(ngx_http_request_t* r) {
 }
 
 std::string ms(ngx_msec_t v) { return std::to_string(v); }
+
+// Claims whose answer never came (a timeout drops the connection): Redis
+// may have run them all the same, and such a claim, owned by no request,
+// would answer idempotency_in_progress to every retry of its key until
+// mr_idempotency_lock_ttl (seen in chaos_test). Each is released once
+// Redis answers again, and only while the key still holds exactly that
+// pending record (it is sealed from the key and fingerprint alone): a
+// stored answer or a newer claim stays.
+constexpr std::string_view kReleaseIfPending =
+    "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0";
+constexpr std::size_t kUnknownClaimsMax = 4096;  // beyond: left to the lock TTL
+std::vector<std::pair<std::string, std::string>> g_unknown_claims;  // key, sealed pending record
+
+void remember_unknown_claim(std::string key, std::string pending) {
+  if (g_unknown_claims.size() < kUnknownClaimsMax) g_unknown_claims.emplace_back(std::move(key), std::move(pending));
+}
+
+// Sent before the next claim on the same connection, so Redis runs them
+// first; one that gets no answer either is kept for the next try.
+void release_unknown_claims() {
+  if (g_unknown_claims.empty() || !g_redis || !g_redis->may_send()) return;
+  auto claims = std::move(g_unknown_claims);
+  g_unknown_claims.clear();
+  for (auto& [key, pending] : claims) {
+    g_redis->command(
+        {"EVAL", kReleaseIfPending, "1", key, pending},
+        [key, pending](const redisReply* reply) {
+          if (reply == nullptr) remember_unknown_claim(key, pending);
+        },
+        mr::redis::Client::Flush::batched);
+  }
+}
 
 // Stores the final answer, or releases the key when the answer is not one
 // to replay (the client may fix the request and retry with the same key).
@@ -96,6 +131,7 @@ ngx_int_t decide(Ctx* ctx, const redisReply* reply) {
     ngx_log_error(NGX_LOG_WARN, r->connection->log, 0,
                   "mr_idempotency: Redis unavailable (%s); going on to the database path",
                   reply ? reply->str : "no reply");
+    if (reply == nullptr && !ctx->pending.empty()) remember_unknown_claim(ctx->key, ctx->pending);
     return NGX_DECLINED;
   }
   if (reply->type == REDIS_REPLY_NIL) {
@@ -194,11 +230,13 @@ ngx_int_t access_handler(ngx_http_request_t* r) {
   ctx->fingerprint = request->fingerprint;
 
   const mr_idempotency_main_conf_t* mcf = main_conf(r);
-  const auto pending = idem::seal_record(*g_record_mac, ctx->key, idem::pending_record(ctx->fingerprint));
+  auto pending = idem::seal_record(*g_record_mac, ctx->key, idem::pending_record(ctx->fingerprint));
   if (!pending) return NGX_DECLINED;  // OpenSSL failed: the database path alone
+  ctx->pending = std::move(*pending);
+  release_unknown_claims();
   ctx->in_handler = true;
   ctx->call = g_redis->command(
-      {"SET", ctx->key, *pending, "NX", "GET", "PX", ms(mcf->lock_ttl)},
+      {"SET", ctx->key, ctx->pending, "NX", "GET", "PX", ms(mcf->lock_ttl)},
       [ctx](const redisReply* reply) { on_claim_reply(ctx, reply); }, mr::redis::Client::Flush::batched);
   ctx->in_handler = false;
   if (ctx->status != NGX_DONE || ctx->call == nullptr) return ctx->status;  // answered at once
