@@ -1,6 +1,7 @@
 #include "modules/common/digest.hpp"
 
 #include <algorithm>
+#include <memory>
 
 #include <openssl/evp.h>
 
@@ -26,12 +27,25 @@ void fingerprint_prefix(Sha256& h, std::string_view method, std::string_view pat
   h.update("\n");
 }
 
+struct MdFree {
+  void operator()(EVP_MD* md) const { EVP_MD_free(md); }
+};
+
+// Fetched once per process, like the HMAC (keys/hmac_key.cpp): handing
+// EVP_sha256() to EVP_DigestInit_ex makes OpenSSL 3 fetch the algorithm
+// again (a global lock and a lookup) for every hash, two per signed POST.
+// Freed when the library is unloaded.
+const EVP_MD* sha256_algorithm() {
+  static const std::unique_ptr<EVP_MD, MdFree> md(EVP_MD_fetch(nullptr, "SHA256", nullptr));
+  return md.get();
+}
+
 }  // namespace
 
 void Sha256::Free::operator()(void* ctx) const { EVP_MD_CTX_free(static_cast<EVP_MD_CTX*>(ctx)); }
 
 Sha256::Sha256() : ctx_(EVP_MD_CTX_new()) {
-  EVP_DigestInit_ex(static_cast<EVP_MD_CTX*>(ctx_.get()), EVP_sha256(), nullptr);
+  EVP_DigestInit_ex2(static_cast<EVP_MD_CTX*>(ctx_.get()), sha256_algorithm(), nullptr);
 }
 
 void Sha256::update(std::string_view data) {
