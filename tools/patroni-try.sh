@@ -93,7 +93,8 @@ once=$(psql "$MR_DSN" -XtAc "SELECT count(*) FROM ledger_entries WHERE external_
 listed=$(psql "$MR_DSN" -XtAc "SELECT count(DISTINCT external_tx_id) FROM ledger_entries WHERE external_tx_id LIKE 't-$run-%'")
 balance=$("$sign" --method GET --path "/api/v1/members/$member/balance" --send "$MR_BASE_URL" | tail -1 |
           sed -n 's/.*"pointsBalance":\([0-9]*\).*/\1/p')
-redis-cli -h 127.0.0.1 -p "$MR_REDIS_PORT" FLUSHALL >/dev/null
+[ -z "${MR_REDIS_PASSWORD_FILE:-}" ] || export REDISCLI_AUTH="$(cat "$MR_REDIS_PASSWORD_FILE")"  # else NOAUTH, exit 0
+redis-cli -h 127.0.0.1 -p "$MR_REDIS_PORT" FLUSHALL | grep -qx OK
 sum=$points; before=$awards; award 1; replayed=$((awards - before))
 ok=1
 [ "$once" -eq 0 ] && [ "$listed" -eq "$n" ] || { echo "FAIL: $listed of $n awards in the ledger, $once not exactly once"; ok=0; }

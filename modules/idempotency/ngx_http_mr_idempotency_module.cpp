@@ -42,6 +42,7 @@ struct Ctx {
   bool holding_ref = false;      // r->main->count taken while waiting for Redis
   bool owner = false;            // this request holds the pending record
   bool settled = false;          // the final answer was stored (or released)
+  bool claim_unknown = false;    // the claim got no answer: Redis may hold it
   bool capture_ok = true;
   int response_status = 0;
   std::string key, fingerprint, response_body;
@@ -64,10 +65,11 @@ std::string ms(ngx_msec_t v) { return std::to_string(v); }
 // Claims whose answer never came (a timeout drops the connection): Redis
 // may have run them all the same, and such a claim, owned by no request,
 // would answer idempotency_in_progress to every retry of its key until
-// mr_idempotency_lock_ttl (seen in chaos_test). Each is released once
-// Redis answers again, and only while the key still holds exactly that
-// pending record (it is sealed from the key and fingerprint alone): a
-// stored answer or a newer claim stays.
+// mr_idempotency_lock_ttl (seen in chaos_test). The request releases it when
+// it ends; if Redis cannot be reached then, the worker keeps it and releases
+// it before its next claim. Only while the key still holds exactly that
+// pending record (sealed from the key and fingerprint alone): a stored
+// answer or a newer claim stays.
 constexpr std::string_view kReleaseIfPending =
     "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0";
 constexpr std::size_t kUnknownClaimsMax = 4096;  // beyond: left to the lock TTL
@@ -77,20 +79,26 @@ void remember_unknown_claim(std::string key, std::string pending) {
   if (g_unknown_claims.size() < kUnknownClaimsMax) g_unknown_claims.emplace_back(std::move(key), std::move(pending));
 }
 
+// One that gets no answer either is kept for the next try.
+void release_unknown_claim(std::string key, std::string pending) {
+  if (!g_redis || !g_redis->may_send()) {
+    remember_unknown_claim(std::move(key), std::move(pending));
+    return;
+  }
+  g_redis->command(
+      {"EVAL", kReleaseIfPending, "1", key, pending},
+      [key, pending](const redisReply* reply) {
+        if (reply == nullptr) remember_unknown_claim(key, pending);
+      });
+}
+
 // Sent before the next claim on the same connection, so Redis runs them
-// first; one that gets no answer either is kept for the next try.
+// first.
 void release_unknown_claims() {
   if (g_unknown_claims.empty() || !g_redis || !g_redis->may_send()) return;
   auto claims = std::move(g_unknown_claims);
   g_unknown_claims.clear();
-  for (auto& [key, pending] : claims) {
-    g_redis->command(
-        {"EVAL", kReleaseIfPending, "1", key, pending},
-        [key, pending](const redisReply* reply) {
-          if (reply == nullptr) remember_unknown_claim(key, pending);
-        },
-        mr::redis::Client::Flush::batched);
-  }
+  for (auto& [key, pending] : claims) release_unknown_claim(std::move(key), std::move(pending));
 }
 
 // Stores the final answer, or releases the key when the answer is not one
@@ -131,7 +139,7 @@ ngx_int_t decide(Ctx* ctx, const redisReply* reply) {
     ngx_log_error(NGX_LOG_WARN, r->connection->log, 0,
                   "mr_idempotency: Redis unavailable (%s); going on to the database path",
                   reply ? reply->str : "no reply");
-    if (reply == nullptr && !ctx->pending.empty()) remember_unknown_claim(ctx->key, ctx->pending);
+    ctx->claim_unknown = reply == nullptr && !ctx->pending.empty();
     return NGX_DECLINED;
   }
   if (reply->type == REDIS_REPLY_NIL) {
@@ -222,6 +230,7 @@ ngx_int_t access_handler(ngx_http_request_t* r) {
       ctx->settled = true;
       g_redis->command({"DEL", ctx->key}, [](const redisReply*) {});
     }
+    if (ctx->claim_unknown) release_unknown_claim(std::move(ctx->key), std::move(ctx->pending));
     ctx->~Ctx();
   };
   ctx->r = r;

@@ -21,7 +21,11 @@ void settle() { std::this_thread::sleep_for(std::chrono::milliseconds(400)); }
 Test(chaos, awards_survive_killed_workers_redis_postgres_and_reload, .timeout = 120) {
   const std::string dir = env("MR_STACK_DIR");
   const std::string pg = pg_ctl(env("MR_PG_DATA"));
-  const std::string redis = "redis-cli -h 127.0.0.1 -p " + env("MR_REDIS_PORT") + " ";
+  // With the stack's password: without it redis-cli gets NOAUTH and still
+  // exits 0, so the Redis steps below did nothing and the killed workers'
+  // claims held their keys for the whole lock TTL. Each step checks Redis's
+  // answer.
+  const std::string redis = redis_cli();
   // The newest worker: after a reload, one of the new generation.
   const std::string kill_worker = "kill -9 $(pgrep -n -P $(cat '" + dir + "/nginx/logs/nginx.pid'))";
 
@@ -39,7 +43,7 @@ Test(chaos, awards_survive_killed_workers_redis_postgres_and_reload, .timeout = 
   // restart (and later the flush) releases it before the lock would expire.
   rc[0] = sh(kill_worker);
   settle();
-  rc[1] = sh(redis + "shutdown nosave >/dev/null");
+  rc[1] = sh(redis + "shutdown nosave >/dev/null 2>&1; ! " + redis + "PING >/dev/null 2>&1");
   settle();
   rc[2] = sh(pg + "-m immediate -w -l '" + dir + "/pg/postgres.log' restart >/dev/null");
   settle();
@@ -47,7 +51,7 @@ Test(chaos, awards_survive_killed_workers_redis_postgres_and_reload, .timeout = 
   settle();
   rc[4] = sh(kill_worker);
   settle();
-  rc[5] = sh(redis + "FLUSHALL >/dev/null");
+  rc[5] = sh(redis + "FLUSHALL | grep -qx OK");
   settle();
   const int acked_before_stop = acked;
   stop = true;
