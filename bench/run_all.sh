@@ -45,9 +45,7 @@ free_port() {  # below the ephemeral range, not answering on loopback
   done
 }
 dir=$(mktemp -d "$MR_BUILD_DIR/bench-stack.XXXX"); chmod 755 "$dir"  # PostgreSQL runs as postgres
-sampler=
 cleanup() {
-  [ -n "$sampler" ] && kill "$sampler" 2>/dev/null || true
   "$repo/tools/stack.sh" down "$dir" >/dev/null 2>&1 || true
   rm -rf "$dir"
 }
@@ -105,18 +103,18 @@ workers() {  # pids of the nginx master's children (no procps needed)
   master=$(cat "$dir/nginx/logs/nginx.pid" 2>/dev/null) || return 0
   cat "/proc/$master/task/$master/children" 2>/dev/null || true
 }
-# The largest RSS of any nginx worker, sampled every 0.2 s for the whole run.
-rss_file=$dir/rss_max_kb; echo 0 > "$rss_file"
-(
-  max=0
-  while sleep 0.2; do
-    for p in $(workers); do
-      kb=$(awk '/^VmRSS:/ { print $2 }' "/proc/$p/status" 2>/dev/null || echo 0)
-      [ "${kb:-0}" -gt "$max" ] && { max=$kb; echo "$max" > "$rss_file"; }
-    done
+# The largest RSS of any nginx worker: each worker's own peak (VmHWM),
+# read after every line. (A loop sampling VmRSS every 0.2 s with awk took
+# about a tenth of the machine's CPU under perf, from every line measured.)
+rss_kb=0
+note_rss() {
+  local p key value _
+  for p in $(workers); do
+    while read -r key value _; do
+      [ "$key" = VmHWM: ] && [ "$value" -gt "$rss_kb" ] && rss_kb=$value
+    done < "/proc/$p/status" 2>/dev/null || true
   done
-) &
-sampler=$!
+}
 
 # --- measuring ----------------------------------------------------------
 tick_ns=$((1000000000 / $(getconf CLK_TCK)))
@@ -151,6 +149,7 @@ http() {
     failures=$((failures + 1)) rate=${rate:-0} failed=${failed:-?}
   fi
   echo "  $name: $out" >&2
+  note_rss
 }
 # pg NAME CLIENTS SCRIPT [pgbench args]: one pgbench run; sets rate, p50 (average latency).
 pg() {
@@ -257,22 +256,27 @@ if wants history; then
   timed "mrctl audit (big books)" "$MR_MRCTL" audit
   row "mrctl audit, small books" "-" "${audit_small}s" "-" "-" "-" "1.00" "-"
   row "mrctl audit, $big-entry books" "-" "${secs_taken}s" "-" "-" "-" "$(ratio "$secs_taken" "$audit_small")× the time" "-"
-  # Oldest page: a cursor just above the 50 oldest entries.
+  # Page size 10, the small member's whole history: both pages then hold the
+  # same rows and the ratio shows what history alone costs. (With limit=50
+  # the big member's page holds five times the rows of the small one's:
+  # 0.49-0.60 on 2026-11-24, bench/RESULTS.md.) MR_BENCH_PAGE_LIMIT sets it.
+  page_limit=${MR_BENCH_PAGE_LIMIT:-10}
+  # Oldest page: a cursor just above the page_limit oldest entries.
   big_id=$(q -c "SELECT member_id FROM members WHERE club_id = $club AND external_id = 'big'")
   small_id=$(q -c "SELECT member_id FROM members WHERE club_id = $club AND external_id = 'small'")
-  oldest() { q -c "SELECT created_ms FROM ledger_entries WHERE member_id = $1 ORDER BY created_ms LIMIT 1 OFFSET 50"; }
-  # 10 entries have no 51st: their oldest page is the first.
+  oldest() { q -c "SELECT created_ms FROM ledger_entries WHERE member_id = $1 ORDER BY created_ms LIMIT 1 OFFSET $page_limit"; }
+  # When the small member has no more than a page, its oldest page is the first.
   small_cursor=$(oldest "$small_id"); big_cursor=$(oldest "$big_id")
   [ -n "$small_cursor" ] || small_cursor=$(( $(q -c "SELECT max(created_ms) FROM ledger_entries WHERE member_id = $small_id") + 1 ))
   for what in points transactions; do
-    page "GET /$what first page" "/api/v1/members/@M@/$what?limit=50"
-    http "GET /$what oldest page, 10 entries" --url "$api" --conns 8 --method GET \
-      --path "/api/v1/members/small/$what?limit=50&before=$small_cursor" "${signed[@]}"
+    page "GET /$what?limit=$page_limit first page" "/api/v1/members/@M@/$what?limit=$page_limit"
+    http "GET /$what?limit=$page_limit oldest page, 10 entries" --url "$api" --conns 8 --method GET \
+      --path "/api/v1/members/small/$what?limit=$page_limit&before=$small_cursor" "${signed[@]}"
     small_rate=$rate
-    row "GET /$what oldest page, member with 10 entries" "$rate" "$p50" "$p99" "$failed" "$cpu_us" "1.00" "-"
-    http "GET /$what oldest page, $big entries" --url "$api" --conns 8 --method GET \
-      --path "/api/v1/members/big/$what?limit=50&before=$big_cursor" "${signed[@]}"
-    row "GET /$what oldest page, member with $big entries" "$rate" "$p50" "$p99" "$failed" "$cpu_us" "$(ratio "$rate" "$small_rate") of 10 entries" "≥ 0.5"
+    row "GET /$what?limit=$page_limit oldest page, member with 10 entries" "$rate" "$p50" "$p99" "$failed" "$cpu_us" "1.00" "-"
+    http "GET /$what?limit=$page_limit oldest page, $big entries" --url "$api" --conns 8 --method GET \
+      --path "/api/v1/members/big/$what?limit=$page_limit&before=$big_cursor" "${signed[@]}"
+    row "GET /$what?limit=$page_limit oldest page, member with $big entries" "$rate" "$p50" "$p99" "$failed" "$cpu_us" "$(ratio "$rate" "$small_rate") of 10 entries" "≥ 0.5"
   done
 fi
 
@@ -289,8 +293,7 @@ if wants settle; then
   done
 fi
 
-kill "$sampler" 2>/dev/null || true; sampler=
-rss_kb=$(cat "$rss_file")
+note_rss
 row "nginx worker RSS, max over workers and run" "$(awk -v k="$rss_kb" 'BEGIN { printf "%.1f MiB", k / 1024 }')" "-" "-" "-" "-" "-" "≤ 64 MiB"
 [ "$rss_kb" -gt 0 ] || { echo "FAILED: no nginx worker RSS sampled" >&2; failures=$((failures + 1)); }
 
