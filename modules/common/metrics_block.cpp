@@ -110,25 +110,31 @@ void render_pool(std::string& out, const Block& b, bool (*alive)(std::uint64_t p
     }
     for (const auto& [figure, cell] : kPoolCounters) sum.*figure += load(slot.*cell);
   }
-  family(out, "mr_ledger_pool_connections_in_use", "gauge",
-         "PostgreSQL connections running a statement, all workers.");
-  sample(out, "mr_ledger_pool_connections_in_use", "", std::to_string(sum.in_use));
-  family(out, "mr_ledger_pool_queued", "gauge", "Statements waiting for a free connection, all workers.");
-  sample(out, "mr_ledger_pool_queued", "", std::to_string(sum.queued));
-  family(out, "mr_ledger_pool_timeouts_total", "counter",
-         "Statements past mr_ledger_query_timeout (queued or running), answered service_unavailable.");
-  sample(out, "mr_ledger_pool_timeouts_total", "", std::to_string(sum.timed_out));
-  family(out, "mr_ledger_pool_reconnects_total", "counter",
-         "Connections opened again after one was lost or refused.");
-  sample(out, "mr_ledger_pool_reconnects_total", "", std::to_string(sum.reconnects));
-  family(out, "mr_ledger_batches_total", "counter",
-         "Settles that queued together and went to PostgreSQL as one mr_write_batch statement.");
-  sample(out, "mr_ledger_batches_total", "", std::to_string(sum.batches));
-  family(out, "mr_ledger_batched_settles_total", "counter", "Settles sent inside those batches.");
-  sample(out, "mr_ledger_batched_settles_total", "", std::to_string(sum.batched_settles));
-  family(out, "mr_ledger_batch_fallbacks_total", "counter",
-         "Batches that failed as a whole (a pool stripe too low, a duplicate) and ran their settles one by one.");
-  sample(out, "mr_ledger_batch_fallbacks_total", "", std::to_string(sum.batch_fallbacks));
+  struct Series {
+    const char* name;
+    const char* type;
+    const char* help;
+    std::uint64_t value;
+  };
+  const Series series[] = {
+      {"mr_ledger_pool_connections_in_use", "gauge", "PostgreSQL connections running a statement, all workers.",
+       sum.in_use},
+      {"mr_ledger_pool_queued", "gauge", "Statements waiting for a free connection, all workers.", sum.queued},
+      {"mr_ledger_pool_timeouts_total", "counter",
+       "Statements past mr_ledger_query_timeout (queued or running), answered service_unavailable.", sum.timed_out},
+      {"mr_ledger_pool_reconnects_total", "counter", "Connections opened again after one was lost or refused.",
+       sum.reconnects},
+      {"mr_ledger_batches_total", "counter",
+       "Settles that queued together and went to PostgreSQL as one mr_write_batch statement.", sum.batches},
+      {"mr_ledger_batched_settles_total", "counter", "Settles sent inside those batches.", sum.batched_settles},
+      {"mr_ledger_batch_fallbacks_total", "counter",
+       "Batches that failed as a whole (a pool stripe too low, a duplicate) and ran their settles one by one.",
+       sum.batch_fallbacks},
+  };
+  for (const Series& one : series) {
+    family(out, one.name, one.type, one.help);
+    sample(out, one.name, "", std::to_string(one.value));
+  }
 }
 
 void render_catalogue(std::string& out, const Block& b) {
