@@ -6,18 +6,17 @@
 namespace mr::ledger {
 
 std::optional<std::string> write_batch_param(std::span<const Params* const> writes) {
-  constexpr std::size_t kParams = 7;  // op, club, ref, key, fingerprint, request id, command
   rapidjson::StringBuffer out;
   rapidjson::Writer<rapidjson::StringBuffer> w(out);
   w.StartArray();
   for (const Params* p : writes) {
-    if (p->size() != kParams) return std::nullopt;
+    if (p->size() != write_param::count) return std::nullopt;
     w.StartArray();
-    for (std::size_t i = 0; i < kParams; ++i) {
+    for (std::size_t i = 0; i < write_param::count; ++i) {
       const auto& v = (*p)[i];
       if (!v) return std::nullopt;
       // The command is JSON the domain wrote (write_requests.cpp).
-      if (i == kParams - 1) {
+      if (i == write_param::command) {
         w.RawValue(v->data(), v->size(), rapidjson::kObjectType);
       } else {
         w.String(v->data(), static_cast<rapidjson::SizeType>(v->size()));
@@ -30,9 +29,9 @@ std::optional<std::string> write_batch_param(std::span<const Params* const> writ
 }
 
 bool same_idempotency_key(const Params& a, const Params& b) {
-  constexpr std::size_t kClub = 1, kKey = 3;
-  if (a.size() <= kKey || b.size() <= kKey) return false;
-  return a[kClub] == b[kClub] && a[kKey] == b[kKey];
+  using namespace write_param;
+  if (a.size() <= key || b.size() <= key) return false;
+  return a[club] == b[club] && a[key] == b[key];
 }
 
 }  // namespace mr::ledger

@@ -12,6 +12,13 @@ namespace mr::ledger {
 
 using Params = std::vector<std::optional<std::string>>;
 
+// Where each of mr_write's parameters sits in a write's Params (the order
+// of sql::write in statements.hpp, which router.cpp builds them in).
+namespace write_param {
+inline constexpr std::size_t op = 0, club = 1, partner_ref = 2, key = 3, fingerprint = 4, request_id = 5,
+                             command = 6, count = 7;
+}  // namespace write_param
+
 // mr_write_batch's one parameter: a JSON array holding each request's
 // mr_write parameters in order, the command embedded as JSON. nullopt if a
 // request is not a complete mr_write call.

@@ -129,7 +129,7 @@ class Connection {
     }
     name_session({});  // settles of a batch are untraced
     pool_.counters().batches++;
-    pool_.counters().batched_jobs += jobs.size();
+    pool_.counters().batched_settles += jobs.size();
     Sent s;
     s.batch = true;
     s.jobs = std::move(jobs);

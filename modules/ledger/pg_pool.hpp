@@ -69,7 +69,7 @@ struct Stats {
   std::uint64_t timed_out = 0;        // jobs answered unavailable by their timer
   std::uint64_t reconnects = 0;       // connects after a connection was lost or refused
   std::uint64_t batches = 0;          // mr_write_batch statements sent
-  std::uint64_t batched_jobs = 0;     // settles sent inside them
+  std::uint64_t batched_settles = 0;  // settles sent inside them
   std::uint64_t batch_fallbacks = 0;  // batches that failed and ran one by one
 };
 

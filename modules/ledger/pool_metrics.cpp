@@ -20,7 +20,7 @@ metrics::PoolFigures figures() {
   const auto& pool = worker_pool();
   if (!pool) return {};
   const mr::pg::Stats s = pool->stats();
-  return {s.in_use, s.queued, s.timed_out, s.reconnects, s.batches, s.batched_jobs, s.batch_fallbacks};
+  return {s.in_use, s.queued, s.timed_out, s.reconnects, s.batches, s.batched_settles, s.batch_fallbacks};
 }
 
 void on_timer(ngx_event_t* ev) {

@@ -347,6 +347,26 @@ Test(write_batch, settles_batch_with_their_parameters) {
   cr_expect(!write_batch_param(bad).has_value());
 }
 
+// The pool keeps a second request with one club's key out of a batch: it
+// reads the club and key where the router put them.
+Test(write_batch, one_key_of_one_club_is_recognised) {
+  const std::string body = settle("100");
+  const auto params_of = [&](std::string_view key) {
+    Request r = req("POST", "/api/v1/transactions/settled", body);
+    r.idempotency_key = key;
+    Prepared p = prepare(r);
+    return std::get<std::unique_ptr<Pending>>(p)->query().params;
+  };
+  const Params a = params_of("k-1"), again = params_of("k-1"), other = params_of("k-2");
+  cr_expect_eq(*a[write_param::key], "k-1");
+  cr_expect(same_idempotency_key(a, again));
+  cr_expect(!same_idempotency_key(a, other));
+  Params other_club = a;
+  other_club[write_param::club] = "99";
+  cr_expect(!same_idempotency_key(a, other_club), "keys are scoped by club");
+  cr_expect(!same_idempotency_key(a, Params{}));
+}
+
 Test(write_batch, other_writes_are_not_batched) {
   Prepared p = prepare(req("POST", "/api/v1/members", member(R"("email":"a@b.co")")));
   cr_expect(!std::get<std::unique_ptr<Pending>>(p)->query().batchable);
