@@ -3,6 +3,28 @@
 #include "lua-free-config/secret_file.hpp"
 
 namespace mr::conf {
+namespace {
+
+// A size as nginx reads them (4m, 512k), or off.
+char* set_replay_cache(ngx_conf_t* cf, ngx_command_t*, void* conf) {
+  auto* mcf = static_cast<mr_idempotency_main_conf_t*>(conf);
+  if (mcf->replay_cache != NGX_CONF_UNSET_SIZE) return const_cast<char*>("is duplicate");
+  const ngx_str_t& value = static_cast<ngx_str_t*>(cf->args->elts)[1];
+  if (value.len == 3 && ngx_strncmp(value.data, "off", 3) == 0) {
+    mcf->replay_cache = 0;
+    return NGX_CONF_OK;
+  }
+  const ssize_t size = ngx_parse_size(const_cast<ngx_str_t*>(&value));
+  if (size == NGX_ERROR) {
+    ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "mr_idempotency_replay_cache \"%V\" is neither a size nor off",
+                       &value);
+    return static_cast<char*>(NGX_CONF_ERROR);
+  }
+  mcf->replay_cache = static_cast<size_t>(size);
+  return NGX_CONF_OK;
+}
+
+}  // namespace
 
 ngx_command_t idempotency_commands[] = {
     {ngx_string("mr_idempotency"),
@@ -26,6 +48,8 @@ ngx_command_t idempotency_commands[] = {
     {ngx_string("mr_idempotency_lock_ttl"), NGX_HTTP_MAIN_CONF | NGX_CONF_TAKE1,
      ngx_conf_set_msec_slot, NGX_HTTP_MAIN_CONF_OFFSET,
      offsetof(mr_idempotency_main_conf_t, lock_ttl), nullptr},
+    {ngx_string("mr_idempotency_replay_cache"), NGX_HTTP_MAIN_CONF | NGX_CONF_TAKE1, set_replay_cache,
+     NGX_HTTP_MAIN_CONF_OFFSET, 0, nullptr},
     ngx_null_command};
 
 void* idempotency_create_main(ngx_conf_t* cf) {
@@ -36,6 +60,7 @@ void* idempotency_create_main(ngx_conf_t* cf) {
   mcf->command_timeout = NGX_CONF_UNSET_MSEC;
   mcf->ttl = NGX_CONF_UNSET_MSEC;
   mcf->lock_ttl = NGX_CONF_UNSET_MSEC;
+  mcf->replay_cache = NGX_CONF_UNSET_SIZE;
   return mcf;
 }
 
@@ -45,6 +70,7 @@ char* idempotency_init_main(ngx_conf_t* cf, void* conf) {
   ngx_conf_init_msec_value(mcf->command_timeout, 200);
   ngx_conf_init_msec_value(mcf->ttl, 24 * 3600 * 1000);
   ngx_conf_init_msec_value(mcf->lock_ttl, 60 * 1000);
+  ngx_conf_init_size_value(mcf->replay_cache, 4 * 1024 * 1024);
   if (mcf->redis.len == 0) {
     ngx_str_set(&mcf->redis, "127.0.0.1:6379");  // two statements: braces needed
   }

@@ -11,6 +11,9 @@
 //   mr_idempotency_ttl <time>;             http: how long Redis keeps answers (default 24h)
 //   mr_idempotency_lock_ttl <time>;        http: how long a request in progress holds its
 //                                          key (default 60s; longer than any answer takes)
+//   mr_idempotency_replay_cache <size>|off; http: per worker, final answers kept in
+//                                          memory to replay without asking Redis
+//                                          (default 4m)
 #pragma once
 
 #include "lua-free-config/nginx.hpp"
@@ -21,6 +24,7 @@ struct mr_idempotency_main_conf_t {
   ngx_msec_t command_timeout;
   ngx_msec_t ttl;
   ngx_msec_t lock_ttl;
+  size_t replay_cache;  // bytes per worker; 0: off
   ngx_flag_t used;
   ngx_str_t redis_host;  // parsed from redis
   ngx_int_t redis_port;

@@ -84,6 +84,10 @@ void render_edges(std::string& out, const Block& b) {
     sample(out, "mr_idempotency_requests_total", label("outcome", kIdempotencyLabels[i]),
            std::to_string(load(b.idempotency[i])));
   }
+  family(out, "mr_idempotency_replay_cache_hits_total", "counter",
+         "Replays and conflicts answered from a worker's replay cache without asking Redis "
+         "(also counted in mr_idempotency_requests_total).");
+  sample(out, "mr_idempotency_replay_cache_hits_total", "", std::to_string(load(b.idempotency_cache_hits)));
   family(out, "mr_redis_errors_total", "counter", "Redis failures seen by the idempotency client, by kind.");
   for (std::size_t i = 0; i < kRedisErrorKinds; ++i) {
     sample(out, "mr_redis_errors_total", label("kind", kRedisErrorLabels[i]),

@@ -71,12 +71,13 @@ inline void store(T& cell, T value) {
 
 struct Block {
   // A block from another build (another layout) is never read as this one.
-  static constexpr std::uint64_t kLayout = 0x6d726d6574720002;  // "mrmetr" v2
+  static constexpr std::uint64_t kLayout = 0x6d726d6574720003;  // "mrmetr" v3
   std::uint64_t layout;
   std::uint64_t requests[ledger::kRouteCount][kStatusSlots][kCodeSlots];
   std::uint64_t duration_buckets[ledger::kRouteCount][kBucketsMs.size() + 1];
   std::uint64_t duration_sum_ms[ledger::kRouteCount];
   std::uint64_t idempotency[kIdempotencyOutcomes];
+  std::uint64_t idempotency_cache_hits;  // of those, answered from a worker's replay cache
   std::uint64_t redis_errors[kRedisErrorKinds];
   PoolSlot pool[kPoolSlots];
   // Set by the master when it loaded the key catalogue (start, reload).
@@ -96,6 +97,7 @@ std::size_t status_slot(int status);
 void count_request(Block& block, ledger::Route route, int status, std::optional<ErrorCode> code,
                    std::uint64_t duration_ms);
 inline void count(Block& block, Idempotency outcome) { add(block.idempotency[static_cast<std::size_t>(outcome)]); }
+inline void count_cache_hit(Block& block) { add(block.idempotency_cache_hits); }
 inline void count(Block& block, RedisError kind) { add(block.redis_errors[static_cast<std::size_t>(kind)]); }
 
 // The error code of a JSON failure envelope as this service renders it

@@ -12,7 +12,8 @@
 namespace mr::idempotency {
 namespace {
 
-std::string write_record(bool done, std::string_view fingerprint, int status, std::string_view body) {
+std::string write_record(bool done, std::string_view fingerprint, int status, std::string_view body,
+                         std::int64_t expires_ms) {
   rapidjson::StringBuffer out;
   rapidjson::Writer<rapidjson::StringBuffer> w(out);
   w.StartObject();
@@ -25,6 +26,10 @@ std::string write_record(bool done, std::string_view fingerprint, int status, st
     w.Int(status);
     w.Key("body");
     w.String(body.data(), static_cast<rapidjson::SizeType>(body.size()));
+    if (expires_ms > 0) {
+      w.Key("expiresMs");
+      w.Int64(expires_ms);
+    }
   }
   w.EndObject();
   return {out.GetString(), out.GetSize()};
@@ -68,11 +73,12 @@ std::optional<std::string> open_record(const HmacKey& mac, std::string_view redi
 }
 
 std::string pending_record(std::string_view fingerprint) {
-  return write_record(false, fingerprint, 0, {});
+  return write_record(false, fingerprint, 0, {}, 0);
 }
 
-std::string done_record(std::string_view fingerprint, int status, std::string_view body) {
-  return write_record(true, fingerprint, status, body);
+std::string done_record(std::string_view fingerprint, int status, std::string_view body,
+                        std::int64_t expires_ms) {
+  return write_record(true, fingerprint, status, body, expires_ms);
 }
 
 std::optional<Record> parse_record(std::string_view text) {
@@ -97,6 +103,11 @@ std::optional<Record> parse_record(std::string_view text) {
   r.done = true;
   r.status = status->value.GetInt();
   r.body.assign(body->GetString(), body->GetStringLength());
+  // Optional: records stored before it was kept have none.
+  if (auto expires = d.FindMember("expiresMs"); expires != d.MemberEnd()) {
+    if (!expires->value.IsInt64() || expires->value.GetInt64() <= 0) return std::nullopt;
+    r.expires_ms = expires->value.GetInt64();
+  }
   return r;
 }
 

@@ -19,6 +19,9 @@ struct Record {
   std::string fingerprint;   // request_fingerprint of the first request
   int status = 0;            // done only
   std::string body;          // done only: byte for byte as first sent
+  // Done only: when Redis drops the record (Unix ms, the storing worker's
+  // clock); 0 in records written before it was kept.
+  std::int64_t expires_ms = 0;
 };
 
 std::string redis_key(std::int64_t club_id, std::string_view idempotency_key);
@@ -31,7 +34,8 @@ std::string redis_key(std::int64_t club_id, std::string_view idempotency_key);
 std::optional<std::string> seal_record(const HmacKey& mac, std::string_view redis_key, std::string_view record);
 std::optional<std::string> open_record(const HmacKey& mac, std::string_view redis_key, std::string_view stored);
 std::string pending_record(std::string_view fingerprint);
-std::string done_record(std::string_view fingerprint, int status, std::string_view body);
+std::string done_record(std::string_view fingerprint, int status, std::string_view body,
+                        std::int64_t expires_ms = 0);
 std::optional<Record> parse_record(std::string_view text);
 
 enum class Decision { replay, conflict, in_progress };

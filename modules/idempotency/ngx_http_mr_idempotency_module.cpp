@@ -2,7 +2,9 @@
 // claims the club's idempotency key in Redis with SET NX GET (one round
 // trip): a new key goes on to the content handler, an existing one is
 // replayed, refused as a conflict or answered idempotency_in_progress.
-// Header and body filters keep the final answer for replay. It knows
+// Header and body filters keep the final answer for replay, in Redis and
+// in the worker's replay cache, which answers later retries of the key
+// without a round trip (modules/idempotency/replay_cache.hpp). It knows
 // nothing of the ledger: in front of proxy_pass it works the same. With
 // Redis down or slow, requests go on to the database path, which is exact
 // on its own; Redis only makes retries cheap.
@@ -23,6 +25,7 @@
 #include "modules/common/redis_client.hpp"
 #include "modules/common/request_context.hpp"
 #include "modules/idempotency/idempotency_core.hpp"
+#include "modules/idempotency/replay_cache.hpp"
 
 extern "C" ngx_module_t ngx_http_mr_idempotency_module;
 
@@ -32,6 +35,7 @@ namespace idem = mr::idempotency;
 
 std::unique_ptr<mr::redis::Client> g_redis;  // one per worker process
 std::unique_ptr<mr::HmacKey> g_record_mac;   // seals and verifies Redis records
+std::unique_ptr<idem::ReplayCache> g_cache;  // null: mr_idempotency_replay_cache off
 ngx_http_output_header_filter_pt next_header_filter;
 ngx_http_output_body_filter_pt next_body_filter;
 
@@ -61,6 +65,13 @@ Ctx* get_ctx(ngx_http_request_t* r) {
 }
 
 std::string ms(ngx_msec_t v) { return std::to_string(v); }
+
+// Wall clock, Unix ms, as of this event loop iteration: the clock record
+// expiries are written in.
+std::int64_t now_ms() {
+  const ngx_time_t* tp = ngx_timeofday();
+  return static_cast<std::int64_t>(tp->sec) * 1000 + static_cast<std::int64_t>(tp->msec);
+}
 
 // Claims whose answer never came (a timeout drops the connection): Redis
 // may have run them all the same, and such a claim, owned by no request,
@@ -108,12 +119,21 @@ void settle(Ctx* ctx, const mr_idempotency_main_conf_t* mcf) {
   ctx->settled = true;
   const auto ignore = [](const redisReply*) {};
   std::optional<std::string> sealed;
+  const std::int64_t expires_ms = now_ms() + static_cast<std::int64_t>(mcf->ttl);
   if (ctx->capture_ok && idem::storable(ctx->response_status, ctx->response_body)) {
-    sealed = idem::seal_record(*g_record_mac, ctx->key,
-                               idem::done_record(ctx->fingerprint, ctx->response_status, ctx->response_body));
+    sealed = idem::seal_record(
+        *g_record_mac, ctx->key,
+        idem::done_record(ctx->fingerprint, ctx->response_status, ctx->response_body, expires_ms));
   }
   if (sealed) {
     g_redis->command({"SET", ctx->key, *sealed, "PX", ms(mcf->ttl)}, ignore);
+    // Kept only once stored: a record Redis never got is not replayed here
+    // either, and the database decides a retry as it would without a cache.
+    if (g_cache) {
+      g_cache->put(ctx->key,
+                   idem::Record{true, ctx->fingerprint, ctx->response_status, std::move(ctx->response_body), expires_ms},
+                   now_ms());
+    }
   } else {
     g_redis->command({"DEL", ctx->key}, ignore);
   }
@@ -126,6 +146,27 @@ ngx_int_t replay(ngx_http_request_t* r, const idem::Record& record) {
 
 void count(mr::metrics::Idempotency outcome) {
   if (mr::metrics::Block* block = mr::ngx::node_metrics()) mr::metrics::count(*block, outcome);
+}
+
+// Answers a request whose key holds `record` (from Redis or the cache):
+// ngx_http_finalize_request's rc.
+ngx_int_t answer(Ctx* ctx, const idem::Record& record) {
+  using Outcome = mr::metrics::Idempotency;
+  switch (idem::decide(record, ctx->fingerprint)) {
+    case idem::Decision::replay:
+      ctx->outcome = "replayed";
+      count(Outcome::replayed);
+      return replay(ctx->r, record);
+    case idem::Decision::conflict:
+      ctx->outcome = "conflict";
+      count(Outcome::conflict);
+      return mr::ngx::send_error(ctx->r, mr::ErrorCode::duplicate_idempotency_conflict);
+    case idem::Decision::in_progress:
+      ctx->outcome = "in_progress";
+      count(Outcome::in_progress);
+      return mr::ngx::send_error(ctx->r, mr::ErrorCode::idempotency_in_progress);
+  }
+  return NGX_ERROR;
 }
 
 // Decides from Redis's answer: ngx_http_finalize_request's rc, or
@@ -162,21 +203,8 @@ ngx_int_t decide(Ctx* ctx, const redisReply* reply) {
                   ctx->key.c_str());
     return NGX_DECLINED;
   }
-  switch (idem::decide(*record, ctx->fingerprint)) {
-    case idem::Decision::replay:
-      ctx->outcome = "replayed";
-      count(Outcome::replayed);
-      return replay(r, *record);
-    case idem::Decision::conflict:
-      ctx->outcome = "conflict";
-      count(Outcome::conflict);
-      return mr::ngx::send_error(r, mr::ErrorCode::duplicate_idempotency_conflict);
-    case idem::Decision::in_progress:
-      ctx->outcome = "in_progress";
-      count(Outcome::in_progress);
-      return mr::ngx::send_error(r, mr::ErrorCode::idempotency_in_progress);
-  }
-  return NGX_DECLINED;
+  if (g_cache && record->done) g_cache->put(ctx->key, *record, now_ms());
+  return answer(ctx, *record);
 }
 
 void on_claim_reply(Ctx* ctx, const redisReply* reply) {
@@ -237,6 +265,15 @@ ngx_int_t access_handler(ngx_http_request_t* r) {
   ngx_http_set_ctx(r, ctx, ngx_http_mr_idempotency_module);
   ctx->key = idem::redis_key(request->key->club_id, request->idempotency_key);
   ctx->fingerprint = request->fingerprint;
+
+  if (g_cache) {
+    if (const idem::Record* kept = g_cache->find(ctx->key, now_ms())) {
+      if (mr::metrics::Block* block = mr::ngx::node_metrics()) mr::metrics::count_cache_hit(*block);
+      ctx->status = NGX_DONE;
+      ngx_http_finalize_request(r, answer(ctx, *kept));
+      return NGX_DONE;
+    }
+  }
 
   const mr_idempotency_main_conf_t* mcf = main_conf(r);
   auto pending = idem::seal_record(*g_record_mac, ctx->key, idem::pending_record(ctx->fingerprint));
@@ -348,6 +385,7 @@ ngx_int_t init_process(ngx_cycle_t* cycle) {
     s.connect_timeout = mcf->connect_timeout;
     s.command_timeout = mcf->command_timeout;
     g_redis = std::make_unique<mr::redis::Client>(std::move(s), cycle->log);
+    if (mcf->replay_cache > 0) g_cache = std::make_unique<idem::ReplayCache>(mcf->replay_cache);
   } catch (...) {
     return NGX_ERROR;
   }
@@ -358,6 +396,7 @@ void exit_process(ngx_cycle_t*) {
   try {
     g_redis.reset();
     g_record_mac.reset();
+    g_cache.reset();
   } catch (...) {
   }
 }

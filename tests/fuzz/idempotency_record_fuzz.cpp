@@ -18,11 +18,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   const auto record = parse_record(input);
   if (!record) return 0;
-  const std::string again = record->done ? done_record(record->fingerprint, record->status, record->body)
+  const std::string again = record->done ? done_record(record->fingerprint, record->status, record->body, record->expires_ms)
                                          : pending_record(record->fingerprint);
   const auto back = parse_record(again);
   FUZZ_CHECK(back && back->done == record->done && back->fingerprint == record->fingerprint &&
-             back->status == record->status && back->body == record->body);
+             back->status == record->status && back->body == record->body &&
+             back->expires_ms == record->expires_ms);
   FUZZ_CHECK(decide(*record, record->fingerprint) != Decision::conflict);
   (void)storable(record->status, record->body);
   const auto sealed = seal_record(mac, "mr:idem:1:k", again);

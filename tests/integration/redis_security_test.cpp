@@ -4,6 +4,7 @@
 // flushes Redis while it runs.
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -86,10 +87,36 @@ Test(redis_security, forged_record_is_not_replayed) {
   cr_assert_eq(std::system((redis_cli() + "-x SET '" + redis_key + "' < " + path + " >/dev/null").c_str()), 0);
   unlink(path);
 
-  auto retry = c.post("/api/v1/transactions/settled", body, key);
+  // New workers: none holds the answer in its replay cache, so the retry
+  // reads the forged record from Redis.
+  cr_assert_eq(std::system(env("MR_RELOAD").c_str()), 0);
+  auto retry = client("A").post("/api/v1/transactions/settled", body, key);
   cr_expect_eq(retry.status, 200, "%s", retry.body.c_str());
   cr_expect(retry.body.find("forged") == std::string::npos, "the forgery was replayed: %s", retry.body.c_str());
   cr_expect_eq(retry.body, first.body, "the database's kept answer");
   cr_expect_eq(header(retry, "x-mr-idempotent-replay"), std::string("true"));
   cr_expect_eq(points_balance(c, id), 50, "awarded once");
+}
+
+// A worker keeps final answers in its replay cache no longer than Redis
+// keeps the record: the record carries the instant Redis drops it.
+Test(redis_security, a_kept_answer_carries_when_redis_drops_it) {
+  auto c = client("A");
+  const std::string key = unique("expiry");
+  auto r = c.post("/api/v1/members", member_body(kRef, unique("mem")), key);
+  cr_assert_eq(r.status, 201, "%s", r.body.c_str());
+  const auto [redis_key, stored] = stored_record(key);
+  const auto brace = stored.find('{');
+  cr_assert(brace != std::string::npos, "no record kept: '%s'", stored.c_str());
+  rapidjson::Document record = mr::parse_json(stored.substr(brace));
+  cr_assert(record.IsObject() && record.HasMember("expiresMs") && record["expiresMs"].IsInt64(), "%s",
+            stored.c_str());
+  const long long pttl = std::stoll(capture(redis_cli() + "PTTL '" + redis_key + "'"));
+  const long long now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                               std::chrono::system_clock::now().time_since_epoch()).count();
+  const long long redis_drops_at = now_ms + pttl;
+  cr_expect_gt(pttl, 0, "the record has no TTL in Redis");
+  cr_expect_leq(std::llabs(record["expiresMs"].GetInt64() - redis_drops_at), 5000,
+                "record expires at %lld, Redis drops it at %lld", static_cast<long long>(record["expiresMs"].GetInt64()),
+                redis_drops_at);
 }

@@ -32,6 +32,18 @@ Test(idempotency_core, done_round_trip_keeps_bytes) {
   cr_expect_eq(r->body, body);
 }
 
+Test(idempotency_core, done_record_carries_its_expiry) {
+  auto r = parse_record(done_record("f2", 200, "{}", 1'790'000'000'123));
+  cr_assert(r.has_value());
+  cr_expect_eq(r->expires_ms, 1'790'000'000'123);
+  // Records stored before the expiry was kept still replay; they carry none.
+  auto old = parse_record(R"({"state":"done","fingerprint":"f","status":200,"body":"{}"})");
+  cr_assert(old.has_value());
+  cr_expect_eq(old->expires_ms, 0);
+  cr_expect(!parse_record(R"({"state":"done","fingerprint":"f","status":200,"body":"{}","expiresMs":"1"})"));
+  cr_expect(!parse_record(R"({"state":"done","fingerprint":"f","status":200,"body":"{}","expiresMs":-5})"));
+}
+
 Test(idempotency_core, unreadable_records) {
   cr_expect(!parse_record("").has_value());
   cr_expect(!parse_record("not json").has_value());
