@@ -31,6 +31,9 @@ ngx_command_t ledger_commands[] = {
     {ngx_string("mr_ledger_pool_size"), NGX_HTTP_MAIN_CONF | NGX_CONF_TAKE1,
      ngx_conf_set_num_slot, NGX_HTTP_MAIN_CONF_OFFSET, offsetof(mr_ledger_main_conf_t, pool_size),
      nullptr},
+    {ngx_string("mr_ledger_settle_connections"), NGX_HTTP_MAIN_CONF | NGX_CONF_TAKE1,
+     ngx_conf_set_num_slot, NGX_HTTP_MAIN_CONF_OFFSET, offsetof(mr_ledger_main_conf_t, settle_connections),
+     nullptr},
     {ngx_string("mr_ledger_queue_size"), NGX_HTTP_MAIN_CONF | NGX_CONF_TAKE1,
      ngx_conf_set_num_slot, NGX_HTTP_MAIN_CONF_OFFSET, offsetof(mr_ledger_main_conf_t, queue_size),
      nullptr},
@@ -46,6 +49,7 @@ void* ledger_create_main(ngx_conf_t* cf) {
   auto* mcf = static_cast<mr_ledger_main_conf_t*>(ngx_pcalloc(cf->pool, sizeof(mr_ledger_main_conf_t)));
   if (mcf == nullptr) return nullptr;
   mcf->pool_size = NGX_CONF_UNSET_UINT;
+  mcf->settle_connections = NGX_CONF_UNSET_UINT;
   mcf->queue_size = NGX_CONF_UNSET_UINT;
   mcf->connect_timeout = NGX_CONF_UNSET_MSEC;
   mcf->query_timeout = NGX_CONF_UNSET_MSEC;
@@ -60,6 +64,7 @@ void* ledger_create_main(ngx_conf_t* cf) {
 char* ledger_init_main(ngx_conf_t* cf, void* conf) {
   auto* mcf = static_cast<mr_ledger_main_conf_t*>(conf);
   ngx_conf_init_uint_value(mcf->pool_size, 4);
+  ngx_conf_init_uint_value(mcf->settle_connections, 2);
   ngx_conf_init_uint_value(mcf->queue_size, 1024);
   ngx_conf_init_msec_value(mcf->connect_timeout, 3000);
   ngx_conf_init_msec_value(mcf->query_timeout, 5000);
@@ -72,6 +77,10 @@ char* ledger_init_main(ngx_conf_t* cf, void* conf) {
   }
   if (mcf->pool_size < 1 || mcf->pool_size > 256) {
     ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "mr_ledger_pool_size must be 1..256");
+    return static_cast<char*>(NGX_CONF_ERROR);
+  }
+  if (mcf->settle_connections > 256) {
+    ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "mr_ledger_settle_connections must be 0..256");
     return static_cast<char*>(NGX_CONF_ERROR);
   }
   return NGX_CONF_OK;

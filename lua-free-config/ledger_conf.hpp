@@ -4,6 +4,9 @@
 //   mr_ledger_dsn "<libpq conninfo>";       http: the ledger database (one hostaddr or
 //                                           a unix socket: connecting never resolves names)
 //   mr_ledger_pool_size <n>;                http: connections per worker (default 4)
+//   mr_ledger_settle_connections <n>;       http: of those, how many may run settles at
+//                                          once (default 2; 0: all); the settles that
+//                                          wait meanwhile go together in one batch
 //   mr_ledger_queue_size <n>;               http: requests waiting per worker (default 1024)
 //   mr_ledger_connect_timeout <time>;       http (default 3s)
 //   mr_ledger_query_timeout <time>;         http: from arrival to answer (default 5s);
@@ -22,6 +25,7 @@
 struct mr_ledger_main_conf_t {
   ngx_str_t dsn;
   ngx_uint_t pool_size;
+  ngx_uint_t settle_connections;  // 0: every connection of the pool
   ngx_uint_t queue_size;
   ngx_msec_t connect_timeout;
   ngx_msec_t query_timeout;

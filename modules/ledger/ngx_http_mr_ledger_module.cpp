@@ -64,6 +64,7 @@ ngx_int_t init_process(ngx_cycle_t* cycle) {
     mr::pg::Settings s;
     s.dsn.assign(reinterpret_cast<const char*>(mcf->dsn.data), mcf->dsn.len);
     s.size = mcf->pool_size;
+    s.settle_connections = mcf->settle_connections;
     s.queue_limit = mcf->queue_size;
     s.connect_timeout = mcf->connect_timeout;
     s.query_timeout = mcf->query_timeout;

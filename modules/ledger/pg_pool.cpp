@@ -73,6 +73,7 @@ class Connection {
   // Ready with no request in flight (prepares may still be).
   bool idle() const { return state_ == State::ready && jobs_in_flight_ == 0; }
   bool busy() const { return jobs_in_flight_ > 0; }
+  bool runs_settles() const { return settles_in_flight_ > 0; }
   // May take one more read behind what it runs.
   bool takes_read() const {
     return state_ == State::ready && jobs_in_flight_ < kPipelineDepth && writes_in_flight_ == 0;
@@ -179,6 +180,7 @@ class Connection {
     sent_.clear();
     jobs_in_flight_ = 0;
     writes_in_flight_ = 0;
+    settles_in_flight_ = 0;
     state_ = State::down;
   }
 
@@ -413,12 +415,15 @@ class Connection {
 
   void count(const Sent& s, bool added) {
     if (s.jobs.empty()) return;
+    const bool settles = s.batch || s.jobs.front()->batchable;
     if (added) {
       jobs_in_flight_++;
       if (!s.read) writes_in_flight_++;
+      if (settles) settles_in_flight_++;
     } else {
       jobs_in_flight_--;
       if (!s.read) writes_in_flight_--;
+      if (settles) settles_in_flight_--;
     }
   }
 
@@ -534,6 +539,7 @@ class Connection {
   std::deque<Sent> sent_;
   std::size_t jobs_in_flight_ = 0;
   std::size_t writes_in_flight_ = 0;
+  std::size_t settles_in_flight_ = 0;  // statements of settles (a batch counts once)
   std::array<bool, kStatements> prepared_{};
   bool reads_unsynced_ = false;
   ngx_event_t connect_timer_{};
@@ -595,6 +601,7 @@ Stats Pool::stats() const {
 Connection* Pool::connection_for(const Job& job) const {
   Connection* best = nullptr;
   const bool read = is_read(job.sql);
+  if (job.batchable && settles_at_limit()) return nullptr;
   if (read) {
     for (const auto& c : connections_) {
       if (c->gathering_reads()) return c.get();
@@ -608,6 +615,13 @@ Connection* Pool::connection_for(const Job& job) const {
     if (c->takes_read() && (best == nullptr || c->depth() < best->depth())) best = c.get();
   }
   return best;
+}
+
+bool Pool::settles_at_limit() const {
+  if (settings_.settle_connections == 0) return false;
+  const auto running = static_cast<std::size_t>(
+      std::count_if(connections_.begin(), connections_.end(), [](const auto& c) { return c->runs_settles(); }));
+  return running >= settings_.settle_connections;
 }
 
 // The front job, a settle, and every other settle queued now (up to the
@@ -633,10 +647,20 @@ void Pool::dispatch() {
   // A callback run from here may submit again: that job just queues.
   if (dispatching_) return;
   dispatching_ = true;
-  while (!queue_.empty()) {
-    Connection* c = connection_for(*queue_.front());
-    if (c == nullptr) break;
-    if (queue_.front()->batchable) {
+  // Settles held back by settle_connections do not hold up the jobs
+  // behind them: those go first, in order.
+  for (auto it = queue_.begin(); it != queue_.end();) {
+    Connection* c = connection_for(**it);
+    if (c == nullptr) {
+      if ((*it)->batchable && settles_at_limit()) {
+        ++it;
+        continue;
+      }
+      break;
+    }
+    if ((*it)->batchable) {
+      // The first settle that can go is the oldest queued (the others
+      // before it were held back by the same limit, which is now free).
       auto batch = take_batch();
       if (batch.size() == 1) {
         c->run(std::move(batch.front()));  // a lone settle goes as it is
@@ -644,10 +668,11 @@ void Pool::dispatch() {
         c->run_batch(std::move(batch));
       }
     } else {
-      auto job = std::move(queue_.front());
-      queue_.pop_front();
+      auto job = std::move(*it);
+      queue_.erase(it);
       c->run(std::move(job));
     }
+    it = queue_.begin();
   }
   dispatching_ = false;
   // Waiting jobs and nothing idle: open more connections, one per job.

@@ -7,7 +7,8 @@
 // by its own sync (its own transaction): the statement table
 // (ledger/statements.hpp) is prepared as soon as a connection is made, with
 // no wait; reads may queue on a connection that is still busy with reads;
-// settles that queued while every connection was busy go together as one
+// settles that queued while every connection was busy, or while
+// settle_connections connections ran settles, go together as one
 // mr_write_batch. A lone request is sent at once, never held back.
 #pragma once
 
@@ -57,6 +58,10 @@ struct Job {
 struct Settings {
   std::string dsn;
   std::size_t size = 4;
+  // Connections that may run settles at once (0: all): a settle that finds
+  // that many busy with settles waits for one of them, and the settles
+  // that gathered meanwhile go in one batch, one commit.
+  std::size_t settle_connections = 0;
   std::size_t queue_limit = 1024;
   ngx_msec_t connect_timeout = 3000;
   ngx_msec_t query_timeout = 5000;
@@ -103,6 +108,7 @@ class Pool {
   void dispatch();
   void fail_queue_if_nothing_can_serve();
   Connection* connection_for(const Job& job) const;
+  bool settles_at_limit() const;
   std::vector<std::unique_ptr<Job>> take_batch();
 
   Settings settings_;

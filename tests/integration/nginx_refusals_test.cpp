@@ -164,3 +164,15 @@ Test(nginx_refusals, a_bad_metrics_zone) {
   c.http = "  limit_req_zone $binary_remote_addr zone=mr_metrics:1m rate=1r/s;\n  mr_metrics_zone mr_metrics;\n";
   expect_refused(c, "\"mr_metrics\" is already declared for a different use");
 }
+
+Test(nginx_refusals, tuning_values_out_of_range) {
+  Conf c;
+  c.http = "  mr_idempotency_replay_cache 8m;\n  mr_ledger_settle_connections 1;\n";
+  cr_assert_eq(nginx_t(c).exit_code, 0, "%s", nginx_t(c).output.c_str());
+  c.http = "  mr_idempotency_replay_cache off;\n  mr_ledger_settle_connections 0;\n";
+  cr_assert_eq(nginx_t(c).exit_code, 0, "%s", nginx_t(c).output.c_str());
+  c.http = "  mr_idempotency_replay_cache lots;\n";
+  expect_refused(c, "mr_idempotency_replay_cache \"lots\" is neither a size nor off");
+  c.http = "  mr_ledger_settle_connections 300;\n";
+  expect_refused(c, "mr_ledger_settle_connections must be 0..256");
+}
