@@ -95,7 +95,10 @@ std::string render_error(ErrorCode code, std::string_view message,
                          std::string_view request_id,
                          std::span<const FieldProblem> details) {
   if (message.empty()) message = default_message(code);
-  rapidjson::StringBuffer out;
+  // Sized once for the envelope (no regrowth on every refusal the edge answers).
+  std::size_t size = 128 + message.size() + request_id.size();
+  for (const auto& d : details) size += 32 + d.field.size() + d.problem.size();
+  rapidjson::StringBuffer out(nullptr, size);
   rapidjson::Writer<rapidjson::StringBuffer> w(out);
   // Messages may quote client bytes: the answer stays valid UTF-8.
   const auto str = [&w](std::string_view s) {

@@ -8,6 +8,14 @@
 
 namespace mr {
 
+// ASCII case and hex rules, without <cctype>'s locale lookups (a call per
+// byte on the edge's hot path): headers and media types are ASCII.
+constexpr char ascii_lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c | 0x20) : c; }
+constexpr char ascii_upper(char c) { return c >= 'a' && c <= 'z' ? static_cast<char>(c & ~0x20) : c; }
+constexpr bool is_hex_digit(char c) {
+  return (c >= '0' && c <= '9') || (ascii_lower(c) >= 'a' && ascii_lower(c) <= 'f');
+}
+
 // Identifiers (externalMemberId, partnerRef, path ids): space to tilde.
 inline bool is_printable_ascii(std::string_view s) {
   return std::all_of(s.begin(), s.end(), [](char c) { return c >= 0x20 && c <= 0x7e; });

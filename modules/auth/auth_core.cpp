@@ -1,7 +1,6 @@
 #include "modules/auth/auth_core.hpp"
 
 #include <array>
-#include <cctype>
 #include <cstring>
 
 #include "ledger/text_rules.hpp"
@@ -11,18 +10,12 @@
 #include <openssl/evp.h>
 
 namespace mr::auth {
-namespace {
-
-bool is_hex(char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; }
-
-}  // namespace
-
 std::string canonical_string(std::string_view timestamp, std::string_view method,
                              std::string_view path, std::string_view body_sha256_hex) {
   std::string out;
   out.reserve(timestamp.size() + method.size() + path.size() + body_sha256_hex.size() + 3);
   out.append(timestamp).append("\n");
-  for (char c : method) out.push_back(static_cast<char>(std::toupper(static_cast<unsigned char>(c))));
+  for (char c : method) out.push_back(ascii_upper(c));
   out.append("\n").append(path).append("\n").append(body_sha256_hex);
   return out;
 }
@@ -37,7 +30,7 @@ std::string sign(std::string_view secret, std::string_view canonical) { return s
 bool signature_well_formed(std::string_view header) {
   if (header.size() != 67 || !header.starts_with("v1=")) return false;
   for (char c : header.substr(3)) {
-    if (!is_hex(c)) return false;
+    if (!is_hex_digit(c)) return false;
   }
   return true;
 }
@@ -100,7 +93,7 @@ bool is_json_content_type(std::string_view value) {
   constexpr std::string_view kJson = "application/json";
   if (media.size() != kJson.size()) return false;
   for (std::size_t i = 0; i < media.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(media[i])) != kJson[i]) return false;
+    if (ascii_lower(media[i]) != kJson[i]) return false;
   }
   return true;
 }

@@ -72,19 +72,22 @@ void authenticate(ngx_http_request_t* r, AuthCtx* ctx) {
   mr::auth::RequestFacts facts;
   facts.method = mr::ngx::view(r->method_name);
   facts.path = mr::ngx::raw_path(r);
-  facts.key_id = mr::ngx::header_in(r, "X-MR-Key-Id");
-  facts.timestamp = mr::ngx::header_in(r, "X-MR-Timestamp");
-  facts.signature = mr::ngx::header_in(r, "X-MR-Signature");
-  facts.idempotency_key = mr::ngx::header_in(r, "X-MR-Idempotency-Key");
+  static constexpr mr::ngx::HeaderName kHeaders[] = {"x-mr-key-id", "x-mr-timestamp", "x-mr-signature",
+                                                     "x-mr-idempotency-key"};
+  std::optional<std::string_view> values[std::size(kHeaders)];
+  mr::ngx::headers_in(r, kHeaders, values);
+  facts.key_id = values[0];
+  facts.timestamp = values[1];
+  facts.signature = values[2];
+  facts.idempotency_key = values[3];
   if (r->headers_in.content_type != nullptr) {
     facts.content_type = mr::ngx::view(r->headers_in.content_type->value);
   }
+  ctx->method = facts.method;
+  ctx->path = facts.path;
   ctx->body = *body;
   ctx->idempotency_key = facts.idempotency_key.value_or(std::string_view{});
-  const bool is_post = r->method == NGX_HTTP_POST;
-  auto digests = mr::digest_request(facts.method, facts.path, *body, is_post);
-  ctx->body_sha256_hex = std::move(digests.body_sha256_hex);
-  ctx->fingerprint = std::move(digests.fingerprint);
+  ctx->body_sha256_hex = mr::sha256_hex(*body);
   facts.body_sha256_hex = ctx->body_sha256_hex;
 
   const mr::KeyEntry* found = nullptr;
@@ -93,10 +96,10 @@ void authenticate(ngx_http_request_t* r, AuthCtx* ctx) {
     if (found == nullptr) return std::nullopt;
     return mr::auth::KeyView{found->secret, found->club_id, found->partner_ref, found->hmac.get()};
   };
-  const auto verdict = mr::auth::check_request(facts, lookup, std::chrono::system_clock::now(),
+  auto verdict = mr::auth::check_request(facts, lookup, std::chrono::system_clock::now(),
                                                std::chrono::seconds(lcf->timestamp_window));
   if (verdict.error) {
-    ctx->refusal = mr::Error{*verdict.error, verdict.message, {}};
+    ctx->refusal = mr::Error{*verdict.error, std::move(verdict.message), {}};
     return;
   }
   // Verified: from here on the key's rate limit counts the request.
@@ -169,55 +172,74 @@ enum class VarField : uintptr_t { key_id, club_id, partner_ref, request_id, unau
 ngx_int_t g_binary_remote_addr_index = NGX_ERROR;
 
 // $uri with every byte outside printable ASCII (and '%', '"', '\\')
-// percent-encoded: a log line holds no raw client bytes.
-std::string printable_route(std::string_view uri) {
+// percent-encoded into `out` (3 bytes per byte at most): a log line holds
+// no raw client bytes. Returns the length written.
+std::size_t printable_route(std::string_view uri, u_char* out) {
   static constexpr char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  out.reserve(uri.size());
+  u_char* at = out;
   for (char ch : uri) {
     const auto c = static_cast<unsigned char>(ch);
     if (c > 0x20 && c < 0x7f && c != '%' && c != '"' && c != '\\') {
-      out.push_back(ch);
+      *at++ = c;
     } else {
-      out += {'%', kHex[c >> 4], kHex[c & 0xF]};
+      *at++ = '%';
+      *at++ = static_cast<u_char>(kHex[c >> 4]);
+      *at++ = static_cast<u_char>(kHex[c & 0xF]);
     }
   }
-  return out;
+  return static_cast<std::size_t>(at - out);
 }
 
+// v names `len` bytes that outlive the request's log phase (the request
+// pool, or the key catalogue the request's ctx already points into); none
+// is "not found".
+ngx_int_t set_value(ngx_http_variable_value_t* v, const u_char* data, std::size_t len) {
+  if (len == 0) {
+    v->not_found = 1;
+  } else {
+    mr::ngx::set_variable(v, const_cast<u_char*>(data), len, true);
+  }
+  return NGX_OK;
+}
+
+ngx_int_t set_value(ngx_http_variable_value_t* v, std::string_view value) {
+  return set_value(v, reinterpret_cast<const u_char*>(value.data()), value.size());
+}
+
+// No allocation but the request pool's: these run for every log line.
 ngx_int_t get_variable(ngx_http_request_t* r, ngx_http_variable_value_t* v, uintptr_t data) {
   const auto field = static_cast<VarField>(data);
   if (field == VarField::request_id) return mr::ngx::generate_request_id(r, v);
-  std::string value;
-  const AuthCtx* ctx = field == VarField::route ? nullptr : surviving_ctx(r);
+  if (field == VarField::route) {
+    auto* out = static_cast<u_char*>(ngx_pnalloc(r->pool, 3 * r->uri.len + 1));
+    if (out == nullptr) return NGX_ERROR;
+    return set_value(v, out, printable_route(mr::ngx::view(r->uri), out));
+  }
+  const AuthCtx* ctx = surviving_ctx(r);
   // Only a verified key is named: a request that merely names one is
   // neither charged to its rate limit nor logged as its club's.
   const mr::KeyEntry* key = ctx != nullptr ? ctx->key : nullptr;
   switch (field) {
-    case VarField::request_id: break;  // generated above
-    case VarField::route: value = printable_route(mr::ngx::view(r->uri)); break;
-    case VarField::key_id: if (key != nullptr) value = key->key_id; break;
-    case VarField::partner_ref: if (key != nullptr) value = key->partner_ref; break;
-    case VarField::club_id: if (key != nullptr) value = std::to_string(key->club_id); break;
+    case VarField::key_id: return set_value(v, key != nullptr ? std::string_view(key->key_id) : "");
+    case VarField::partner_ref: return set_value(v, key != nullptr ? std::string_view(key->partner_ref) : "");
+    case VarField::club_id: {
+      if (key == nullptr) return set_value(v, "");
+      auto* out = static_cast<u_char*>(ngx_pnalloc(r->pool, NGX_INT64_LEN));
+      if (out == nullptr) return NGX_ERROR;
+      const u_char* end = ngx_sprintf(out, "%L", static_cast<int64_t>(key->club_id));
+      return set_value(v, out, static_cast<std::size_t>(end - out));
+    }
     case VarField::unauthenticated_addr:
       if (ctx != nullptr && key == nullptr && ctx->refusal && g_binary_remote_addr_index != NGX_ERROR) {
         ngx_http_variable_value_t* addr = ngx_http_get_indexed_variable(r, g_binary_remote_addr_index);
-        if (addr != nullptr && !addr->not_found) value.assign(reinterpret_cast<const char*>(addr->data), addr->len);
+        if (addr != nullptr && !addr->not_found) return set_value(v, addr->data, addr->len);
       }
-      break;
+      return set_value(v, "");
+    case VarField::request_id:
+    case VarField::route:
+      break;  // answered above
   }
-  if (value.empty()) {
-    v->not_found = 1;
-    return NGX_OK;
-  }
-  ngx_str_t copy = mr::ngx::pool_string(r->pool, value);
-  if (copy.data == nullptr) return NGX_ERROR;
-  v->data = copy.data;
-  v->len = copy.len;
-  v->valid = 1;
-  v->no_cacheable = 0;
-  v->not_found = 0;
-  return NGX_OK;
+  return set_value(v, "");
 }
 
 ngx_int_t add_variables(ngx_conf_t* cf) {

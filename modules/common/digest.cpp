@@ -1,6 +1,5 @@
 #include "modules/common/digest.hpp"
 
-#include <algorithm>
 #include <memory>
 
 #include <openssl/evp.h>
@@ -18,14 +17,6 @@ std::string to_hex(const unsigned char* data, std::size_t len) {
 }
 
 namespace {
-
-// method \n path \n: what the fingerprint hashes before the body.
-void fingerprint_prefix(Sha256& h, std::string_view method, std::string_view path) {
-  h.update(method);
-  h.update("\n");
-  h.update(path);
-  h.update("\n");
-}
 
 struct MdFree {
   void operator()(EVP_MD* md) const { EVP_MD_free(md); }
@@ -59,30 +50,15 @@ std::string Sha256::hex_final() {
   return to_hex(md, len);
 }
 
-std::string sha256_hex(std::string_view data) {
+std::string sha256_hex(std::initializer_list<std::string_view> pieces) {
   Sha256 h;
-  h.update(data);
+  for (const std::string_view piece : pieces) h.update(piece);
   return h.hex_final();
-}
-
-RequestDigests digest_request(std::string_view method, std::string_view path, std::string_view body,
-                              bool with_fingerprint) {
-  if (!with_fingerprint) return {sha256_hex(body), {}};
-  Sha256 body_hash, fingerprint;
-  fingerprint_prefix(fingerprint, method, path);
-  // Chunks that stay in the L1 cache between the two updates.
-  constexpr std::size_t kChunk = 4096;
-  for (std::size_t at = 0; at < body.size(); at += kChunk) {
-    const std::string_view chunk = body.substr(at, std::min(kChunk, body.size() - at));
-    body_hash.update(chunk);
-    fingerprint.update(chunk);
-  }
-  return {body_hash.hex_final(), fingerprint.hex_final()};
 }
 
 std::string request_fingerprint(std::string_view method, std::string_view path,
                                 std::string_view body) {
-  return digest_request(method, path, body, true).fingerprint;
+  return sha256_hex({method, "\n", path, "\n", body});
 }
 
 }  // namespace mr

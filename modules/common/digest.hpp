@@ -1,10 +1,12 @@
 // SHA-256 over OpenSSL's EVP interface, and the two digests of a request:
 // the body's (signed, contract section 2) and the idempotency fingerprint
-// (SHA-256 of method, path and body, contract section 3). The edge computes
-// both in one pass over the body; the Redis edge and the ledger's records
-// reuse them. No nginx header: unit tests, mr-sign and the tests link it.
+// (SHA-256 of method, path and body, contract section 3). The auth edge
+// hashes the body; the fingerprint is computed once, by the first module
+// that needs it (modules/common/request_context). No nginx header: unit
+// tests, mr-sign and the tests link it.
 #pragma once
 
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -26,17 +28,11 @@ class Sha256 {
   std::unique_ptr<void, Free> ctx_;
 };
 
-std::string sha256_hex(std::string_view data);
+// SHA-256 of the pieces one after another, lower-case hex.
+std::string sha256_hex(std::initializer_list<std::string_view> pieces);
+inline std::string sha256_hex(std::string_view data) { return sha256_hex({data}); }
 
-struct RequestDigests {
-  std::string body_sha256_hex;
-  std::string fingerprint;  // empty unless asked for
-};
-
-// One pass over the body feeds both digests.
-RequestDigests digest_request(std::string_view method, std::string_view path, std::string_view body,
-                              bool with_fingerprint);
-
+// The idempotency fingerprint: SHA-256 of method \n path \n body.
 std::string request_fingerprint(std::string_view method, std::string_view path,
                                 std::string_view body);
 

@@ -19,18 +19,25 @@ ngx_str_t pool_string(ngx_pool_t* pool, std::string_view s) {
   return out;
 }
 
-std::optional<std::string_view> header_in(ngx_http_request_t* r, std::string_view name) {
+void headers_in(ngx_http_request_t* r, std::span<const HeaderName> names,
+                std::span<std::optional<std::string_view>> found) {
   for (ngx_list_part_t* part = &r->headers_in.headers.part; part != nullptr; part = part->next) {
     auto* h = static_cast<ngx_table_elt_t*>(part->elts);
     for (ngx_uint_t i = 0; i < part->nelts; i++) {
-      if (h[i].key.len == name.size() &&
-          ngx_strncasecmp(h[i].key.data, reinterpret_cast<u_char*>(const_cast<char*>(name.data())),
-                          name.size()) == 0) {
-        return view(h[i].value);
+      for (std::size_t n = 0; n < names.size() && n < found.size(); ++n) {
+        if (!found[n] && h[i].hash == names[n].hash && h[i].key.len == names[n].lower.size() &&
+            ngx_memcmp(h[i].lowcase_key, names[n].lower.data(), names[n].lower.size()) == 0) {
+          found[n] = view(h[i].value);
+        }
       }
     }
   }
-  return std::nullopt;
+}
+
+std::optional<std::string_view> header_in(ngx_http_request_t* r, const HeaderName& name) {
+  std::optional<std::string_view> found;
+  headers_in(r, {&name, 1}, {&found, 1});
+  return found;
 }
 
 bool add_header_out(ngx_http_request_t* r, std::string_view name, std::string_view value) {

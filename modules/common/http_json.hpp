@@ -18,8 +18,29 @@ inline std::string_view view(const ngx_str_t& s) {
 // Copies into the request pool (nginx keeps pointers past our stack frames).
 ngx_str_t pool_string(ngx_pool_t* pool, std::string_view s);
 
+// A request header's name as nginx keeps every parsed header: lower-case,
+// with nginx's hash of it (ngx_hash over the lower-case bytes), so a lookup
+// compares a hash before any byte. Built at compile time from a lower-case
+// literal.
+struct HeaderName {
+  std::string_view lower;
+  ngx_uint_t hash = 0;
+
+  template <std::size_t N>
+  consteval HeaderName(const char (&name)[N]) : lower(name, N - 1) {
+    for (const char c : lower) {
+      if (c >= 'A' && c <= 'Z') throw "header names are written lower-case";
+      hash = ngx_hash(hash, static_cast<u_char>(c));
+    }
+  }
+};
+
 // First request header with this name (case-insensitive), if any.
-std::optional<std::string_view> header_in(ngx_http_request_t* r, std::string_view name);
+std::optional<std::string_view> header_in(ngx_http_request_t* r, const HeaderName& name);
+// Several request headers in one pass over the list: found[i] is the first
+// header named names[i], else nullopt.
+void headers_in(ngx_http_request_t* r, std::span<const HeaderName> names,
+                std::span<std::optional<std::string_view>> found);
 
 // Fills a variable's value (found, valid) with `len` bytes at `data`,
 // which must outlive the request.

@@ -1,5 +1,6 @@
 #include "modules/common/request_context.hpp"
 
+#include "modules/common/digest.hpp"
 #include "modules/common/http_json.hpp"
 #include "modules/common/node_metrics.hpp"
 
@@ -43,6 +44,11 @@ void bind_request_context(ngx_cycle_t* cycle) {
   bind_node_metrics(auth != nullptr ? static_cast<const mr_auth_main_conf_t*>(
                                           ngx_http_cycle_get_module_main_conf(cycle, (*auth)))
                                     : nullptr);
+}
+
+std::string_view RequestContext::fingerprint() const {
+  if (fingerprint_.empty() && method == "POST") fingerprint_ = request_fingerprint(method, path, body);
+  return fingerprint_;
 }
 
 const RequestContext* authenticated(ngx_http_request_t* r) {

@@ -23,17 +23,25 @@ namespace mr::ngx {
 struct RequestContext {
   // The three modules are separate .so files built from one tree; a module
   // from another build would read a different layout: refused, not misread.
-  static constexpr std::uint32_t kLayout = 2;
+  static constexpr std::uint32_t kLayout = 3;
   std::uint32_t layout = kLayout;
   ngx_int_t status = NGX_DONE;        // the auth rewrite handler's answer when re-entered
   const KeyEntry* key = nullptr;      // set once the signature verified
   // The edge's refusal, decided in the rewrite phase and answered in the
   // access phase, so limit_req (preaccess) in between sees who failed.
   std::optional<Error> refusal;
+  std::string_view method, path;      // as signed (the path without the query)
   std::string_view body;              // the whole body, in memory
   std::string_view idempotency_key;   // X-MR-Idempotency-Key as sent (empty if none)
   std::string body_sha256_hex;
-  std::string fingerprint;            // POST: SHA-256 of method, path and body
+
+  // POST: SHA-256 of method, path and body (contract section 3); empty for
+  // other methods. Computed on first use: mr_idempotency and the ledger need
+  // it, mr_auth alone does not (a second hash of the body per request).
+  std::string_view fingerprint() const;
+
+ private:
+  mutable std::string fingerprint_;
 };
 
 inline constexpr std::string_view kAuthModuleName = "ngx_http_mr_auth_module";

@@ -264,7 +264,7 @@ ngx_int_t access_handler(ngx_http_request_t* r) {
   ctx->r = r;
   ngx_http_set_ctx(r, ctx, ngx_http_mr_idempotency_module);
   ctx->key = idem::redis_key(request->key->club_id, request->idempotency_key);
-  ctx->fingerprint = request->fingerprint;
+  ctx->fingerprint = request->fingerprint();
 
   if (g_cache) {
     if (const idem::Record* kept = g_cache->find(ctx->key, now_ms())) {

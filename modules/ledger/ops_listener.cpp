@@ -20,7 +20,7 @@ bool token_matches(ngx_http_request_t* r) {
   const auto* mcf = static_cast<const mr_ledger_main_conf_t*>(
       ngx_http_get_module_main_conf(r, ngx_http_mr_ledger_module));
   const std::string_view token = view(mcf->ops_token);
-  const auto given = header_in(r, "Authorization");
+  const auto given = header_in(r, "authorization");
   const std::string expected = "Bearer " + std::string(token);
   return !token.empty() && given && given->size() == expected.size() &&
          CRYPTO_memcmp(given->data(), expected.data(), expected.size()) == 0;

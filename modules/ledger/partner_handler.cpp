@@ -24,7 +24,7 @@ ngx_int_t start(ngx_http_request_t* r) {
   request.partner_ref = edge->key->partner_ref;
   request.request_id = request_id(r);
   request.idempotency_key = edge->idempotency_key;
-  request.fingerprint = edge->fingerprint;
+  request.fingerprint = edge->fingerprint();
   return run_prepared(r, mr::ledger::prepare(request));
 }
 

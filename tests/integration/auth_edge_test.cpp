@@ -120,6 +120,31 @@ Test(auth, every_missing_header) {
                             c.signed_headers("GET", "/api/v1/members/m1/balance", "")));
 }
 
+// Header names are case-insensitive (RFC 9110): the edge finds its headers
+// however the client spells them.
+Test(auth, header_names_in_any_case) {
+  auto c = client("A");
+  const auto respelled = [](Headers h, auto spell) {
+    for (auto& kv : h) kv.first = spell(kv.first);
+    return h;
+  };
+  const auto lower = [](std::string s) {
+    for (auto& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    return s;
+  };
+  const auto upper = [](std::string s) {
+    for (auto& ch : s) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+    return s;
+  };
+  expect_passed_edge(c.send("POST", kPath, kBody, respelled(post_headers(c, kPath, kBody), lower)));
+  expect_passed_edge(c.send("POST", kPath, kBody, respelled(post_headers(c, kPath, kBody), upper)));
+  // Still every header is read: a changed body fails its signature.
+  EXPECT_ERROR(c.send("POST", kPath, kBody + " ", respelled(post_headers(c, kPath, kBody), lower)), 401,
+               "invalid_signature");
+  EXPECT_ERROR(c.send("POST", kPath, kBody, respelled(without(post_headers(c, kPath, kBody), "X-MR-Idempotency-Key"), lower)),
+               400, "invalid_request");
+}
+
 Test(auth, order_of_checks) {
   auto c = client("A");
   // Unknown key wins over everything else.

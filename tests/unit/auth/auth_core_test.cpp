@@ -24,6 +24,14 @@ Test(auth_core, streaming_hash_equals_one_shot) {
   cr_expect_eq(h.hex_final(), sha256_hex("hello world"));
 }
 
+// The idempotency fingerprint's exact input: records stored by an older
+// build must still match a retry (printf 'POST\n/api/v1/x\n{}' | sha256sum).
+Test(auth_core, request_fingerprint_hashes_method_path_body) {
+  cr_expect_eq(mr::request_fingerprint("POST", "/api/v1/x", "{}"),
+               std::string("eb3a9f1a7592619f7a29c5415bb7fc7e3481f525bdd257b4f45c633192f359fb"));
+  cr_expect_eq(mr::sha256_hex({"hello ", "world"}), sha256_hex("hello world"));
+}
+
 Test(auth_core, canonical_string) {
   cr_expect_eq(canonical_string("T", "post", "/p", "H"), std::string("T\nPOST\n/p\nH"));
 }
