@@ -99,6 +99,10 @@ max_connections = 200
 PGCONF
   fi
   pg_start "$dir/pg/data" "$dir/pg/postgres.log"
+  # A server that is running may not take connections yet (just restarted,
+  # or restarting after a crash: the chaos test's `up` once found it so and
+  # read "connection refused" as "no database mr"). Wait for it, up to 30 s.
+  for _ in $(seq 300); do psql_primary -tAc "SELECT 1" >/dev/null 2>&1 && break; sleep 0.1; done
   [ -n "$standby_port" ] && standby_up
   if ! psql_primary -tAc "SELECT 1 FROM pg_database WHERE datname='mr'" | grep -q 1; then
     # remote_apply: the standby has replayed it before anyone connects. The
