@@ -9,7 +9,8 @@
 #             (from the worker's replay cache once the worker has seen the
 #             key), vs nginx's own `return 200` on the same nginx, sent the
 #             same signed request; a second `return 200` with the partner
-#             API's request id and mr_json log shows what logging costs
+#             API's request id and mr_json log shows what logging costs;
+#             bench/edge_work prints mr_auth's pure work per request (ns)
 #   balance   signed GET balance vs pgbench's prepared PK select of the member
 #             row and vs pgbench SELECT mr_balance(...), 32 clients each
 #   history   first and oldest page of /points and /transactions for a member
@@ -230,6 +231,15 @@ if wants edge; then
   edge_row valid "signed POST, mr_auth → trivial handler" "≥ 0.9"
   edge_row bad "wrong signature, mr_auth → 401" "≥ 0.9"
   edge_row replay "replay, mr_auth + mr_idempotency (replay cache; Redis at a worker's first sight)" "≥ 0.7"
+  # The pure work under the valid line (body hash + check_request, hot
+  # loop): steadier than any rate here, it shows what a code change moved.
+  if out=$("$MR_BUILD_DIR/bench/edge_work" --requests "$([ $smoke = 1 ] && echo 20000 || echo 300000)"); then
+    echo "  $out" >&2
+    row "mr_auth's own work per signed POST, no nginx (bench/edge_work, hot loop)" - "$(field ns_per_request "$out") ns" - 0 - - -
+  else
+    echo "FAILED: edge_work: $out" >&2
+    failures=$((failures + 1))
+  fi
 fi
 
 if wants balance; then
