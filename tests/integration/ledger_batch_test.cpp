@@ -58,8 +58,9 @@ class Gate {
 constexpr int kGate = 16;  // more settles than the fixture's 2 workers x 4 connections
 
 // Settles for the gate's members from threads of their own: they take
-// every connection and wait on the lock.
-std::vector<std::thread> fill_connections(const std::vector<std::string>& gate, std::atomic<int>& gate_ok) {
+// every connection and wait on the lock. `returned` counts every answer.
+std::vector<std::thread> fill_connections(const std::vector<std::string>& gate, std::atomic<int>& gate_ok,
+                                          std::atomic<int>* returned = nullptr) {
   std::vector<std::thread> threads;
   for (int i = 0; i < kGate; ++i) {
     threads.emplace_back([&, i] {
@@ -68,6 +69,7 @@ std::vector<std::thread> fill_connections(const std::vector<std::string>& gate, 
                                             unique("gtx"), 100),
                                 unique("gate"));
       if (r.status == 200) gate_ok++;
+      if (returned != nullptr) (*returned)++;
     });
   }
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
@@ -266,4 +268,58 @@ Test(batch, pipelined_reads_each_get_their_own_answer) {
   }
   for (auto& t : threads) t.join();
   cr_expect_eq(wrong.load(), 0);
+}
+
+// Settles held back by mr_ledger_settle_connections (2 of each worker's 4
+// connections) wait for a settle connection; reads and other writes sent
+// after them must not wait behind them. The gate holds the settles; the
+// reads and a member's onboarding must answer while every settle is still
+// waiting (without the limit they would wait until the settles time out
+// and answer 503), and the settles go once the gate opens.
+Test(batch, reads_and_other_writes_pass_held_back_settles) {
+  auto c = client("A");
+  const auto gate = onboard(c, "club-a", 4, "hold");
+  const auto reader = onboard(c, "club-a", 1, "hr").front();
+  cr_assert_eq(post(c, "/api/v1/transactions/settled", settle_body("club-a", reader, unique("hrtx"), 700)).status,
+               200);
+
+  Gate lock(gate);
+  std::atomic<int> gate_ok{0}, gate_returned{0};
+  auto gate_threads = fill_connections(gate, gate_ok, &gate_returned);
+  // Settles are queued behind the limit (each worker publishes its queue
+  // every second): what follows is sent while they wait.
+  double queued = 0;
+  for (int i = 0; i < 30 && queued < 1; ++i) {
+    queued = metric(scrape(), "mr_ledger_pool_queued");
+    if (queued < 1) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  cr_expect_geq(queued, 1, "no settle was held back: the test would prove nothing");
+
+  // From many connections, so that both workers serve some.
+  constexpr int kClients = 8;
+  std::atomic<int> answered{0}, wrong{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kClients; ++t) {
+    threads.emplace_back([&] {
+      auto tc = client("A");
+      const auto balance = tc.get("/api/v1/members/" + reader + "/balance");
+      if (balance.status != 200 || i64(data_of(balance), "pointsBalance") != 7) wrong++;
+      const auto points = tc.get("/api/v1/members/" + reader + "/points?limit=5");
+      if (points.status != 200) wrong++;
+      if (post(tc, "/api/v1/members", member_body("club-a", unique("hw"))).status != 201) wrong++;
+      answered++;
+    });
+  }
+  for (int i = 0; i < 100 && answered.load() < kClients; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  const int answered_while_held = answered.load();
+  const int settles_done_meanwhile = gate_returned.load();
+  lock.release();
+  for (auto& t : threads) t.join();
+  for (auto& t : gate_threads) t.join();
+  cr_expect_eq(answered_while_held, kClients, "reads and writes waited behind held-back settles");
+  cr_expect_eq(settles_done_meanwhile, 0, "a settle answered while its member's row was locked");
+  cr_expect_eq(wrong.load(), 0);
+  cr_expect_eq(gate_ok.load(), kGate, "the held-back settles did not all go once the gate opened");
 }
