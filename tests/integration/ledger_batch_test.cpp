@@ -6,8 +6,6 @@
 // queues, and the lock's release lets the queue go as batches. Requests of
 // one transaction share its now(): idempotency records with the same
 // created_at were written by one batch.
-#include <libpq-fe.h>
-
 #include <atomic>
 #include <chrono>
 #include <string>
@@ -17,43 +15,11 @@
 #include "ledger/result_render.hpp"
 #include "tests/integration/ledger_helpers.hpp"
 #include "tests/integration/metrics_helpers.hpp"
+#include "tests/integration/row_gate.hpp"
 
 using namespace mr::test;
 
 namespace {
-
-struct PgFree {
-  void operator()(PGconn* c) const { PQfinish(c); }
-};
-using Pg = std::unique_ptr<PGconn, PgFree>;
-
-Pg connect_db() {
-  Pg c(PQconnectdb(env("MR_DSN").c_str()));
-  cr_assert(c && PQstatus(c.get()) == CONNECTION_OK, "cannot connect: %s", PQerrorMessage(c.get()));
-  return c;
-}
-
-std::string one(PGconn* c, const std::string& sql) {
-  std::unique_ptr<PGresult, decltype(&PQclear)> r(PQexec(c, sql.c_str()), PQclear);
-  const auto st = PQresultStatus(r.get());
-  cr_assert(st == PGRES_TUPLES_OK || st == PGRES_COMMAND_OK, "%s: %s", sql.c_str(), PQerrorMessage(c));
-  return st == PGRES_TUPLES_OK && PQntuples(r.get()) > 0 ? PQgetvalue(r.get(), 0, 0) : "";
-}
-
-// Holds `gate` members' rows (club-a) locked until release().
-class Gate {
- public:
-  explicit Gate(const std::vector<std::string>& members) : pg_(connect_db()) {
-    std::string list;
-    for (const auto& m : members) list += (list.empty() ? "'" : ",'") + m + "'";
-    one(pg_.get(), "BEGIN");
-    one(pg_.get(), "SELECT 1 FROM members WHERE external_id IN (" + list + ") FOR UPDATE");
-  }
-  void release() { one(pg_.get(), "COMMIT"); }
-
- private:
-  Pg pg_;
-};
 
 constexpr int kGate = 16;  // more settles than the fixture's 2 workers x 4 connections
 
