@@ -27,27 +27,24 @@ std::string sign(const HmacKey& key, std::string_view canonical) {
 
 std::string sign(std::string_view secret, std::string_view canonical) { return sign(HmacKey(secret), canonical); }
 
-bool signature_well_formed(std::string_view header) {
-  if (header.size() != 67 || !header.starts_with("v1=")) return false;
-  for (char c : header.substr(3)) {
-    if (!is_hex_digit(c)) return false;
+std::optional<HmacDigest> parse_signature(std::string_view header) {
+  if (header.size() != 3 + 2 * std::tuple_size_v<HmacDigest> || !header.starts_with("v1=")) return std::nullopt;
+  HmacDigest mac{};
+  int invalid = 0;  // any -1 from the table makes it negative
+  for (std::size_t i = 0; i < mac.size(); ++i) {
+    const int hi = hex_value(header[3 + 2 * i]), lo = hex_value(header[4 + 2 * i]);
+    invalid |= hi | lo;
+    mac[i] = static_cast<unsigned char>((hi & 0xF) << 4 | (lo & 0xF));
   }
-  return true;
+  if (invalid < 0) return std::nullopt;
+  return mac;
 }
 
 bool signature_matches(const HmacKey& key, std::string_view canonical, std::string_view header) {
-  if (!signature_well_formed(header)) return false;
+  const auto given = parse_signature(header);
+  if (!given) return false;
   const auto mac = key.digest(canonical);
-  if (!mac) return false;
-  // Hex of either case back to bytes, then a constant-time compare.
-  HmacDigest given{};
-  const auto nibble = [](char c) {
-    return static_cast<unsigned char>(c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10);
-  };
-  for (std::size_t i = 0; i < given.size(); ++i) {
-    given[i] = static_cast<unsigned char>(nibble(header[3 + 2 * i]) << 4 | nibble(header[4 + 2 * i]));
-  }
-  return CRYPTO_memcmp(mac->data(), given.data(), given.size()) == 0;
+  return mac && CRYPTO_memcmp(mac->data(), given->data(), given->size()) == 0;
 }
 
 bool signature_matches(std::string_view secret, std::string_view canonical, std::string_view header) {

@@ -23,6 +23,7 @@
 #include "modules/common/phases.hpp"
 #include "modules/common/request_context.hpp"
 #include "modules/common/request_id.hpp"
+#include "modules/common/wall_clock.hpp"
 
 extern "C" ngx_module_t ngx_http_mr_auth_module;
 
@@ -87,8 +88,8 @@ void authenticate(ngx_http_request_t* r, AuthCtx* ctx) {
   ctx->path = facts.path;
   ctx->body = *body;
   ctx->idempotency_key = facts.idempotency_key.value_or(std::string_view{});
-  ctx->body_sha256_hex = mr::sha256_hex(*body);
-  facts.body_sha256_hex = ctx->body_sha256_hex;
+  ctx->body_sha256_hex = mr::sha256_hex_inline(*body);
+  facts.body_sha256_hex = mr::view(ctx->body_sha256_hex);
 
   const mr::KeyEntry* found = nullptr;
   const mr::auth::KeyLookup lookup = [&](std::string_view id) -> std::optional<mr::auth::KeyView> {
@@ -96,7 +97,7 @@ void authenticate(ngx_http_request_t* r, AuthCtx* ctx) {
     if (found == nullptr) return std::nullopt;
     return mr::auth::KeyView{found->secret, found->club_id, found->partner_ref, found->hmac.get()};
   };
-  auto verdict = mr::auth::check_request(facts, lookup, std::chrono::system_clock::now(),
+  auto verdict = mr::auth::check_request(facts, lookup, mr::ngx::wall_clock(),
                                                std::chrono::seconds(lcf->timestamp_window));
   if (verdict.error) {
     ctx->refusal = mr::Error{*verdict.error, std::move(verdict.message), {}};

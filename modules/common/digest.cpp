@@ -6,13 +6,17 @@
 
 namespace mr {
 
-std::string to_hex(const unsigned char* data, std::size_t len) {
+void to_hex(const unsigned char* data, std::size_t len, char* out) {
   static constexpr char kHex[] = "0123456789abcdef";
-  std::string out(len * 2, '0');
   for (std::size_t i = 0; i < len; ++i) {
     out[2 * i] = kHex[data[i] >> 4];
     out[2 * i + 1] = kHex[data[i] & 0xf];
   }
+}
+
+std::string to_hex(const unsigned char* data, std::size_t len) {
+  std::string out(len * 2, '0');
+  to_hex(data, len, out.data());
   return out;
 }
 
@@ -43,17 +47,31 @@ void Sha256::update(std::string_view data) {
   EVP_DigestUpdate(static_cast<EVP_MD_CTX*>(ctx_.get()), data.data(), data.size());
 }
 
-std::string Sha256::hex_final() {
+Sha256Hex Sha256::hex_final_inline() {
   unsigned char md[EVP_MAX_MD_SIZE];
   unsigned int len = 0;
-  EVP_DigestFinal_ex(static_cast<EVP_MD_CTX*>(ctx_.get()), md, &len);
-  return to_hex(md, len);
+  Sha256Hex out{};
+  if (EVP_DigestFinal_ex(static_cast<EVP_MD_CTX*>(ctx_.get()), md, &len) == 1 && len * 2 == out.size()) {
+    to_hex(md, len, out.data());
+  }
+  return out;
+}
+
+std::string Sha256::hex_final() {
+  const Sha256Hex hex = hex_final_inline();
+  return hex[0] == '\0' ? std::string() : std::string(view(hex));  // "" when OpenSSL failed
 }
 
 std::string sha256_hex(std::initializer_list<std::string_view> pieces) {
   Sha256 h;
   for (const std::string_view piece : pieces) h.update(piece);
   return h.hex_final();
+}
+
+Sha256Hex sha256_hex_inline(std::string_view data) {
+  Sha256 h;
+  h.update(data);
+  return h.hex_final_inline();
 }
 
 std::string request_fingerprint(std::string_view method, std::string_view path,

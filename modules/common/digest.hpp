@@ -6,6 +6,7 @@
 // tests, mr-sign and the tests link it.
 #pragma once
 
+#include <array>
 #include <initializer_list>
 #include <memory>
 #include <string>
@@ -14,12 +15,18 @@
 namespace mr {
 
 std::string to_hex(const unsigned char* data, std::size_t len);  // lower-case
+void to_hex(const unsigned char* data, std::size_t len, char* out);  // 2 * len chars, lower-case
+
+// A SHA-256 as lower-case hex, held inline: no allocation per request.
+using Sha256Hex = std::array<char, 64>;
+inline std::string_view view(const Sha256Hex& hex) { return {hex.data(), hex.size()}; }
 
 class Sha256 {
  public:
   Sha256();
   void update(std::string_view data);
   std::string hex_final();  // lower-case hex
+  Sha256Hex hex_final_inline();
 
  private:
   struct Free {
@@ -31,6 +38,7 @@ class Sha256 {
 // SHA-256 of the pieces one after another, lower-case hex.
 std::string sha256_hex(std::initializer_list<std::string_view> pieces);
 inline std::string sha256_hex(std::string_view data) { return sha256_hex({data}); }
+Sha256Hex sha256_hex_inline(std::string_view data);
 
 // The idempotency fingerprint: SHA-256 of method \n path \n body.
 std::string request_fingerprint(std::string_view method, std::string_view path,

@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "ledger/errors.hpp"
+#include "modules/common/digest.hpp"
 #include "lua-free-config/auth_conf.hpp"
 #include "lua-free-config/nginx.hpp"
 
@@ -23,7 +24,7 @@ namespace mr::ngx {
 struct RequestContext {
   // The three modules are separate .so files built from one tree; a module
   // from another build would read a different layout: refused, not misread.
-  static constexpr std::uint32_t kLayout = 3;
+  static constexpr std::uint32_t kLayout = 4;
   std::uint32_t layout = kLayout;
   ngx_int_t status = NGX_DONE;        // the auth rewrite handler's answer when re-entered
   const KeyEntry* key = nullptr;      // set once the signature verified
@@ -33,7 +34,7 @@ struct RequestContext {
   std::string_view method, path;      // as signed (the path without the query)
   std::string_view body;              // the whole body, in memory
   std::string_view idempotency_key;   // X-MR-Idempotency-Key as sent (empty if none)
-  std::string body_sha256_hex;
+  Sha256Hex body_sha256_hex{};       // of the body, as signed
 
   // POST: SHA-256 of method, path and body (contract section 3); empty for
   // other methods. Computed on first use: mr_idempotency and the ledger need

@@ -24,6 +24,7 @@
 #include "modules/common/phases.hpp"
 #include "modules/common/redis_client.hpp"
 #include "modules/common/request_context.hpp"
+#include "modules/common/wall_clock.hpp"
 #include "modules/idempotency/idempotency_core.hpp"
 #include "modules/idempotency/replay_cache.hpp"
 
@@ -66,12 +67,8 @@ Ctx* get_ctx(ngx_http_request_t* r) {
 
 std::string ms(ngx_msec_t v) { return std::to_string(v); }
 
-// Wall clock, Unix ms, as of this event loop iteration: the clock record
-// expiries are written in.
-std::int64_t now_ms() {
-  const ngx_time_t* tp = ngx_timeofday();
-  return static_cast<std::int64_t>(tp->sec) * 1000 + static_cast<std::int64_t>(tp->msec);
-}
+// Record expiries are written in Unix ms of the wall clock.
+std::int64_t now_ms() { return mr::ngx::wall_clock_ms(); }
 
 // Claims whose answer never came (a timeout drops the connection): Redis
 // may have run them all the same, and such a claim, owned by no request,

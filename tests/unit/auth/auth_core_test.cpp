@@ -4,6 +4,7 @@
 #include <chrono>
 #include <string>
 
+#include "ledger/text_rules.hpp"
 #include "modules/auth/auth_core.hpp"
 
 using namespace mr::auth;
@@ -52,6 +53,29 @@ Test(auth_core, signature_either_case_and_format) {
   cr_expect(!signature_well_formed("V1=" + kVector.substr(3)));
   cr_expect(!signature_well_formed(kVector + "0"));
   cr_expect(!signature_well_formed("v1=" + std::string(64, 'g')));
+}
+
+// Every byte at or next to the hex ranges' edges, in every position: the
+// masks in hex_value must accept exactly 0-9, a-f and A-F.
+Test(auth_core, signature_digits_decoded_exactly) {
+  for (int b = 0; b < 256; ++b) {
+    const char c = static_cast<char>(b);
+    const bool hex = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+    cr_expect_eq(mr::is_hex_digit(c), hex, "byte %d", b);
+    if (hex) cr_expect_eq(mr::hex_value(c), std::stoi(std::string(1, c), nullptr, 16), "byte %d", b);
+    for (std::size_t at : {std::size_t{3}, std::size_t{40}, std::size_t{66}}) {
+      std::string header = kVector;
+      header[at] = c;
+      cr_expect_eq(signature_well_formed(header), hex, "byte %d at %zu", b, at);
+    }
+  }
+  std::string digits;
+  for (int i = 0; i < 32; ++i) digits += "0123456789abcdefABCDEF"[(i * 7) % 22], digits += "fF0a9"[i % 5];
+  const auto mac = parse_signature("v1=" + digits);
+  cr_assert(mac.has_value());
+  for (std::size_t i = 0; i < mac->size(); ++i) {
+    cr_expect_eq((*mac)[i], std::stoi(digits.substr(2 * i, 2), nullptr, 16), "byte %zu", i);
+  }
 }
 
 Test(auth_core, timestamps) {
