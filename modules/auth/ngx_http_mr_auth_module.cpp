@@ -88,8 +88,8 @@ void authenticate(ngx_http_request_t* r, AuthCtx* ctx) {
   ctx->path = facts.path;
   ctx->body = *body;
   ctx->idempotency_key = facts.idempotency_key.value_or(std::string_view{});
-  ctx->body_sha256_hex = mr::sha256_hex_inline(*body);
-  facts.body_sha256_hex = mr::view(ctx->body_sha256_hex);
+  const mr::Sha256Hex body_hash = mr::sha256_hex_inline(*body);
+  facts.body_sha256_hex = mr::view(body_hash);
 
   const mr::KeyEntry* found = nullptr;
   const mr::auth::KeyLookup lookup = [&](std::string_view id) -> std::optional<mr::auth::KeyView> {

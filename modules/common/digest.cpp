@@ -47,7 +47,7 @@ void Sha256::update(std::string_view data) {
   EVP_DigestUpdate(static_cast<EVP_MD_CTX*>(ctx_.get()), data.data(), data.size());
 }
 
-Sha256Hex Sha256::hex_final_inline() {
+Sha256Hex Sha256::hex_final() {
   unsigned char md[EVP_MAX_MD_SIZE];
   unsigned int len = 0;
   Sha256Hex out{};
@@ -57,21 +57,16 @@ Sha256Hex Sha256::hex_final_inline() {
   return out;
 }
 
-std::string Sha256::hex_final() {
-  const Sha256Hex hex = hex_final_inline();
-  return hex[0] == '\0' ? std::string() : std::string(view(hex));  // "" when OpenSSL failed
-}
-
 std::string sha256_hex(std::initializer_list<std::string_view> pieces) {
   Sha256 h;
   for (const std::string_view piece : pieces) h.update(piece);
-  return h.hex_final();
+  return std::string(view(h.hex_final()));
 }
 
 Sha256Hex sha256_hex_inline(std::string_view data) {
   Sha256 h;
   h.update(data);
-  return h.hex_final_inline();
+  return h.hex_final();
 }
 
 std::string request_fingerprint(std::string_view method, std::string_view path,

@@ -25,8 +25,7 @@ class Sha256 {
  public:
   Sha256();
   void update(std::string_view data);
-  std::string hex_final();  // lower-case hex
-  Sha256Hex hex_final_inline();
+  Sha256Hex hex_final();
 
  private:
   struct Free {

@@ -11,7 +11,6 @@
 #include <string_view>
 
 #include "ledger/errors.hpp"
-#include "modules/common/digest.hpp"
 #include "lua-free-config/auth_conf.hpp"
 #include "lua-free-config/nginx.hpp"
 
@@ -24,7 +23,7 @@ namespace mr::ngx {
 struct RequestContext {
   // The three modules are separate .so files built from one tree; a module
   // from another build would read a different layout: refused, not misread.
-  static constexpr std::uint32_t kLayout = 4;
+  static constexpr std::uint32_t kLayout = 5;
   std::uint32_t layout = kLayout;
   ngx_int_t status = NGX_DONE;        // the auth rewrite handler's answer when re-entered
   const KeyEntry* key = nullptr;      // set once the signature verified
@@ -34,7 +33,6 @@ struct RequestContext {
   std::string_view method, path;      // as signed (the path without the query)
   std::string_view body;              // the whole body, in memory
   std::string_view idempotency_key;   // X-MR-Idempotency-Key as sent (empty if none)
-  Sha256Hex body_sha256_hex{};       // of the body, as signed
 
   // POST: SHA-256 of method, path and body (contract section 3); empty for
   // other methods. Computed on first use: mr_idempotency and the ledger need

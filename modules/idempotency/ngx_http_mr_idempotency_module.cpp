@@ -67,9 +67,6 @@ Ctx* get_ctx(ngx_http_request_t* r) {
 
 std::string ms(ngx_msec_t v) { return std::to_string(v); }
 
-// Record expiries are written in Unix ms of the wall clock.
-std::int64_t now_ms() { return mr::ngx::wall_clock_ms(); }
-
 // Claims whose answer never came (a timeout drops the connection): Redis
 // may have run them all the same, and such a claim, owned by no request,
 // would answer idempotency_in_progress to every retry of its key until
@@ -116,7 +113,7 @@ void settle(Ctx* ctx, const mr_idempotency_main_conf_t* mcf) {
   ctx->settled = true;
   const auto ignore = [](const redisReply*) {};
   std::optional<std::string> sealed;
-  const std::int64_t expires_ms = now_ms() + static_cast<std::int64_t>(mcf->ttl);
+  const std::int64_t expires_ms = mr::ngx::wall_clock_ms() + static_cast<std::int64_t>(mcf->ttl);
   if (ctx->capture_ok && idem::storable(ctx->response_status, ctx->response_body)) {
     sealed = idem::seal_record(
         *g_record_mac, ctx->key,
@@ -129,7 +126,7 @@ void settle(Ctx* ctx, const mr_idempotency_main_conf_t* mcf) {
     if (g_cache) {
       g_cache->put(ctx->key,
                    idem::Record{true, ctx->fingerprint, ctx->response_status, std::move(ctx->response_body), expires_ms},
-                   now_ms());
+                   mr::ngx::wall_clock_ms());
     }
   } else {
     g_redis->command({"DEL", ctx->key}, ignore);
@@ -200,7 +197,7 @@ ngx_int_t decide(Ctx* ctx, const redisReply* reply) {
                   ctx->key.c_str());
     return NGX_DECLINED;
   }
-  if (g_cache && record->done) g_cache->put(ctx->key, *record, now_ms());
+  if (g_cache && record->done) g_cache->put(ctx->key, *record, mr::ngx::wall_clock_ms());
   return answer(ctx, *record);
 }
 
@@ -264,7 +261,7 @@ ngx_int_t access_handler(ngx_http_request_t* r) {
   ctx->fingerprint = request->fingerprint();
 
   if (g_cache) {
-    if (const idem::Record* kept = g_cache->find(ctx->key, now_ms())) {
+    if (const idem::Record* kept = g_cache->find(ctx->key, mr::ngx::wall_clock_ms())) {
       if (mr::metrics::Block* block = mr::ngx::node_metrics()) mr::metrics::count_cache_hit(*block);
       ctx->status = NGX_DONE;
       ngx_http_finalize_request(r, answer(ctx, *kept));

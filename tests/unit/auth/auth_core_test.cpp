@@ -22,7 +22,8 @@ Test(auth_core, streaming_hash_equals_one_shot) {
   Sha256 h;
   h.update("hello ");
   h.update("world");
-  cr_expect_eq(h.hex_final(), sha256_hex("hello world"));
+  cr_expect_eq(std::string(mr::view(h.hex_final())), sha256_hex("hello world"));
+  cr_expect_eq(std::string(mr::view(mr::sha256_hex_inline("hello world"))), sha256_hex("hello world"));
 }
 
 // The idempotency fingerprint's exact input: records stored by an older
