@@ -23,19 +23,23 @@ namespace {
 
 constexpr int kGate = 16;  // more settles than the fixture's 2 workers x 4 connections
 
+// What became of the gate's settles: answered 200, answered at all.
+struct GateAnswers {
+  std::atomic<int> ok{0}, returned{0};
+};
+
 // Settles for the gate's members from threads of their own: they take
-// every connection and wait on the lock. `returned` counts every answer.
-std::vector<std::thread> fill_connections(const std::vector<std::string>& gate, std::atomic<int>& gate_ok,
-                                          std::atomic<int>* returned = nullptr) {
+// every connection and wait on the lock.
+std::vector<std::thread> fill_connections(const std::vector<std::string>& gate, GateAnswers& answers) {
   std::vector<std::thread> threads;
   for (int i = 0; i < kGate; ++i) {
-    threads.emplace_back([&, i] {
+    threads.emplace_back([&gate, &answers, i] {
       auto r = client("A").post("/api/v1/transactions/settled",
                                 settle_body("club-a", gate[static_cast<std::size_t>(i) % gate.size()],
                                             unique("gtx"), 100),
                                 unique("gate"));
-      if (r.status == 200) gate_ok++;
-      if (returned != nullptr) (*returned)++;
+      if (r.status == 200) answers.ok++;
+      answers.returned++;
     });
   }
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
@@ -74,8 +78,8 @@ Test(batch, queued_settles_keep_their_own_outcomes_and_the_books) {
   const std::string run = unique("bk");
 
   Gate lock(gate);
-  std::atomic<int> gate_ok{0};
-  auto gate_threads = fill_connections(gate, gate_ok);
+  GateAnswers gate_answers;
+  auto gate_threads = fill_connections(gate, gate_answers);
 
   // club-a earns 100 bp: member i is awarded amount (1000 + 100 i) / 100.
   std::vector<HttpResponse> awards(kMembers);
@@ -110,7 +114,7 @@ Test(batch, queued_settles_keep_their_own_outcomes_and_the_books) {
   lock.release();
   for (auto& t : threads) t.join();
   for (auto& t : gate_threads) t.join();
-  cr_expect_eq(gate_ok.load(), kGate);
+  cr_expect_eq(gate_answers.ok.load(), kGate);
 
   for (int i = 0; i < kMembers; ++i) {
     const auto& r = awards[static_cast<std::size_t>(i)];
@@ -158,8 +162,8 @@ Test(batch, batches_never_overdraw_a_pool_and_refuse_exactly) {
   const std::string run = unique("bp");
   const std::string before = scrape();
   Gate lock(gate);
-  std::atomic<int> gate_ok{0};
-  auto gate_threads = fill_connections(gate, gate_ok);
+  GateAnswers gate_answers;
+  auto gate_threads = fill_connections(gate, gate_answers);
   std::atomic<int> ok{0}, refused{0}, other{0};
   std::vector<std::thread> threads;
   for (int i = 0; i < 40; ++i) {
@@ -176,7 +180,7 @@ Test(batch, batches_never_overdraw_a_pool_and_refuse_exactly) {
   lock.release();
   for (auto& t : threads) t.join();
   for (auto& t : gate_threads) t.join();
-  cr_expect_eq(gate_ok.load(), kGate);
+  cr_expect_eq(gate_answers.ok.load(), kGate);
   cr_expect_eq(other.load(), 0);
   cr_expect_eq(ok.load(), 20, "exactly the pool's worth is awarded");
   cr_expect_eq(refused.load(), 20);
@@ -250,8 +254,8 @@ Test(batch, reads_and_other_writes_pass_held_back_settles) {
                200);
 
   Gate lock(gate);
-  std::atomic<int> gate_ok{0}, gate_returned{0};
-  auto gate_threads = fill_connections(gate, gate_ok, &gate_returned);
+  GateAnswers gate_answers;
+  auto gate_threads = fill_connections(gate, gate_answers);
   // Settles are queued behind the limit (each worker publishes its queue
   // every second): what follows is sent while they wait.
   double queued = 0;
@@ -280,12 +284,12 @@ Test(batch, reads_and_other_writes_pass_held_back_settles) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   const int answered_while_held = answered.load();
-  const int settles_done_meanwhile = gate_returned.load();
+  const int settles_done_meanwhile = gate_answers.returned.load();
   lock.release();
   for (auto& t : threads) t.join();
   for (auto& t : gate_threads) t.join();
   cr_expect_eq(answered_while_held, kClients, "reads and writes waited behind held-back settles");
   cr_expect_eq(settles_done_meanwhile, 0, "a settle answered while its member's row was locked");
   cr_expect_eq(wrong.load(), 0);
-  cr_expect_eq(gate_ok.load(), kGate, "the held-back settles did not all go once the gate opened");
+  cr_expect_eq(gate_answers.ok.load(), kGate, "the held-back settles did not all go once the gate opened");
 }
