@@ -570,3 +570,32 @@ Test(migrate, twice_is_a_no_op) {
                       "WHERE pronamespace = current_schema()::regnamespace"),
                xmins, "no function was redefined");
 }
+
+// The helpers every answer goes through are inlined by the planner: a SQL
+// function that is not gets its body parsed and planned again at every
+// execution of the statement calling it (010_inline_helpers.sql). A label
+// stricter than the body (IMMUTABLE over to_char or jsonb_build_object,
+// which are STABLE) silently stops the inlining.
+Test(migrate, the_answer_helpers_are_inlined) {
+  Db db;
+  migrate(db);
+  db.sql("CREATE TEMP TABLE a (ms bigint, ts timestamptz, t text, j jsonb, arr bigint[], n int)");
+  // EXPLAIN's lines as one text (the helper here reads one value).
+  db.sql("CREATE FUNCTION pg_temp.plan_of(q text) RETURNS text LANGUAGE plpgsql AS $$ DECLARE r text; "
+         "o text := ''; BEGIN FOR r IN EXECUTE 'EXPLAIN (VERBOSE, COSTS OFF) ' || q LOOP o := o || r || E'\\n'; "
+         "END LOOP; RETURN o; END $$");
+  const std::vector<std::pair<std::string, std::string>> calls = {
+      {"mr_ms_text", "mr_ms_text(ms)"},
+      {"mr_ts_text", "mr_ts_text(ts)"},
+      {"mr_ok", "mr_ok(t, t, j)"},
+      {"mr_fail", "mr_fail(t, t, t)"},
+      {"mr_fail", "mr_fail(t, t)"},
+      {"mr_page", "mr_page(j, arr, n, t)"},
+  };
+  for (const auto& [name, call] : calls) {
+    const std::string plan = db.sql("SELECT pg_temp.plan_of('SELECT " + call + " FROM a')");
+    cr_expect(plan.find("mr_") == std::string::npos, "%s is not inlined: %s", name.c_str(), plan.c_str());
+    cr_expect(plan.find("to_char") != std::string::npos || plan.find("jsonb_build_object") != std::string::npos,
+              "%s: the plan shows its body: %s", name.c_str(), plan.c_str());
+  }
+}
