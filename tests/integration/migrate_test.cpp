@@ -303,16 +303,22 @@ Test(embedding, the_scanner_finds_functions_and_their_bodies) {
 }
 
 // What a function calls must already exist where it is (finally) defined:
-// a reader finds it above, and a LANGUAGE sql body needs it at CREATE.
+// a reader finds it above, and a LANGUAGE sql body needs it at CREATE. A
+// callee may be redefined later (011 made mr_balances PL/pgSQL under the
+// same signature); its first definition is what must come first.
 Test(embedding, every_function_comes_after_the_functions_it_calls) {
   struct Final {
     std::size_t position;
     std::string body, where;
   };
-  std::map<std::string, Final> last;
+  std::map<std::string, Final> last, first;
   std::size_t position = 0;
   for (const auto& m : mr::migrations()) {
-    for (const auto& f : mr::created_functions(m.sql)) last[f.name] = {position++, std::string(f.body), std::string(m.name)};
+    for (const auto& f : mr::created_functions(m.sql)) {
+      last[f.name] = {position, std::string(f.body), std::string(m.name)};
+      first.try_emplace(f.name, last[f.name]);
+      position++;
+    }
   }
   cr_assert_gt(last.size(), 30u, "the scanner sees the migrations' functions");
   cr_expect_eq(last.at("mr_write").where, "004_idempotency_lock_64bit");
@@ -321,8 +327,8 @@ Test(embedding, every_function_comes_after_the_functions_it_calls) {
   for (const auto& [name, f] : last) {
     for (std::sregex_iterator it(f.body.begin(), f.body.end(), call), end; it != end; ++it) {
       const std::string callee = (*it)[1];
-      auto c = last.find(callee);
-      if (c == last.end() || callee == name) continue;
+      auto c = first.find(callee);
+      if (c == first.end() || callee == name) continue;
       checked++;
       cr_expect_lt(c->second.position, f.position, "%s (%s) calls %s, defined after it (%s)", name.c_str(),
                    f.where.c_str(), callee.c_str(), c->second.where.c_str());
@@ -598,4 +604,18 @@ Test(migrate, the_answer_helpers_are_inlined) {
     cr_expect(plan.find("to_char") != std::string::npos || plan.find("jsonb_build_object") != std::string::npos,
               "%s: the plan shows its body: %s", name.c_str(), plan.c_str());
   }
+}
+
+// The helpers a settle or a reversal calls that read or write a table
+// cannot be inlined; as LANGUAGE sql they were parsed and planned again in
+// every transaction (011_plan_cached_helpers.sql). PL/pgSQL keeps their
+// plans for the session. The same results are checked by the ledger's
+// tests; this holds the language.
+Test(migrate, the_table_reading_helpers_keep_their_plans) {
+  Db db;
+  migrate(db);
+  cr_expect_eq(db.sql("SELECT string_agg(p.proname || ':' || l.lanname, ',' ORDER BY p.proname) FROM pg_proc p "
+                      "JOIN pg_language l ON l.oid = p.prolang WHERE p.pronamespace = current_schema()::regnamespace "
+                      "AND p.proname IN ('mr_balances', 'mr_pool_total', 'mr_pool_give')"),
+               std::string("mr_balances:plpgsql,mr_pool_give:plpgsql,mr_pool_total:plpgsql"));
 }
