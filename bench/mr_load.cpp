@@ -114,9 +114,6 @@ struct Result {
   std::string first_failure;
 };
 
-// One response parsed incrementally from `in`: status, then Content-Length
-// or chunked body. Returns bytes consumed when complete, 0 when more is
-// needed, -1 when malformed.
 // Where `needle` (lower case) starts in `hay`, ignoring ASCII case; npos if nowhere.
 std::size_t find_ci(std::string_view hay, std::string_view needle) {
   const auto it = std::search(hay.begin(), hay.end(), needle.begin(), needle.end(), [](char h, char n) {
@@ -125,6 +122,9 @@ std::size_t find_ci(std::string_view hay, std::string_view needle) {
   return it == hay.end() ? std::string_view::npos : static_cast<std::size_t>(it - hay.begin());
 }
 
+// One response parsed incrementally from `in`: status, then Content-Length
+// or chunked body. Returns bytes consumed when complete, 0 when more is
+// needed, -1 when malformed.
 long parse_response(std::string_view in, int& status, bool& closes) {
   const auto head_end = in.find("\r\n\r\n");
   if (head_end == std::string_view::npos) return 0;
