@@ -22,7 +22,6 @@ constexpr int hex_value(char ch) {
   const int is_letter = -static_cast<int>(static_cast<unsigned>(letter) <= 5);
   return (digit & is_digit) | ((letter + 10) & is_letter) | ~(is_digit | is_letter);
 }
-constexpr bool is_hex_digit(char c) { return hex_value(c) >= 0; }
 
 // Identifiers (externalMemberId, partnerRef, path ids): space to tilde.
 inline bool is_printable_ascii(std::string_view s) {

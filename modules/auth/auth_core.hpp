@@ -30,7 +30,6 @@ std::string sign(const HmacKey& key, std::string_view canonical);
 std::string sign(std::string_view secret, std::string_view canonical);
 // The MAC a header names: "v1=" + 64 hex digits, either case; else nullopt.
 std::optional<HmacDigest> parse_signature(std::string_view header);
-inline bool signature_well_formed(std::string_view header) { return parse_signature(header).has_value(); }
 bool signature_matches(const HmacKey& key, std::string_view canonical, std::string_view header);
 bool signature_matches(std::string_view secret, std::string_view canonical, std::string_view header);
 

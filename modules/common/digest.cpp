@@ -57,16 +57,14 @@ Sha256Hex Sha256::hex_final() {
   return out;
 }
 
-std::string sha256_hex(std::initializer_list<std::string_view> pieces) {
+Sha256Hex sha256_hex_inline(std::initializer_list<std::string_view> pieces) {
   Sha256 h;
   for (const std::string_view piece : pieces) h.update(piece);
-  return std::string(view(h.hex_final()));
+  return h.hex_final();
 }
 
-Sha256Hex sha256_hex_inline(std::string_view data) {
-  Sha256 h;
-  h.update(data);
-  return h.hex_final();
+std::string sha256_hex(std::initializer_list<std::string_view> pieces) {
+  return std::string(view(sha256_hex_inline(pieces)));
 }
 
 std::string request_fingerprint(std::string_view method, std::string_view path,

@@ -34,10 +34,12 @@ class Sha256 {
   std::unique_ptr<void, Free> ctx_;
 };
 
-// SHA-256 of the pieces one after another, lower-case hex.
+// SHA-256 of the pieces one after another, lower-case hex: held inline (the
+// hot path), or as a string.
+Sha256Hex sha256_hex_inline(std::initializer_list<std::string_view> pieces);
+inline Sha256Hex sha256_hex_inline(std::string_view data) { return sha256_hex_inline({data}); }
 std::string sha256_hex(std::initializer_list<std::string_view> pieces);
 inline std::string sha256_hex(std::string_view data) { return sha256_hex({data}); }
-Sha256Hex sha256_hex_inline(std::string_view data);
 
 // The idempotency fingerprint: SHA-256 of method \n path \n body.
 std::string request_fingerprint(std::string_view method, std::string_view path,
