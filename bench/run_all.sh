@@ -187,6 +187,19 @@ timed() {
   echo "  $name: ${secs_taken}s" >&2
 }
 
+# Lines that take turns over rounds (edge, balance): tally KEY ROUNDS adds
+# the last run (rate, p50, p99, cpu_us, failed) to the line KEY: rate, p50
+# and CPU averaged over the rounds, the worst p99, failures summed.
+declare -A t_rate t_p50 t_p99 t_cpu t_failed
+tally() {
+  local k=$1 n=$2
+  t_rate[$k]=$(awk -v a="${t_rate[$k]:-0}" -v b="$rate" -v r="$n" 'BEGIN { print a + b / r }')
+  t_p50[$k]=$(awk -v a="${t_p50[$k]:-0}" -v b="$p50" -v r="$n" 'BEGIN { print a + b / r }')
+  t_p99[$k]=$(awk -v a="${t_p99[$k]:-0}" -v b="$p99" 'BEGIN { print (b > a ? b : a) }')
+  t_cpu[$k]=$(awk -v a="${t_cpu[$k]:-0}" -v b="${cpu_us:-0}" -v r="$n" 'BEGIN { print a + b / r }')
+  t_failed[$k]=$(( ${t_failed[$k]:-0} + failed ))
+}
+
 body='{"partnerRef":"bench","eventId":"e-edge","occurredAt":"2026-11-20T10:00:00Z","member":{"externalMemberId":"pgb-0-1"},"transaction":{"externalTransactionId":"edge-1","merchantId":"m1","merchantName":"Bench Shop","amountMinor":1000,"currency":"GBP","settledAt":"2026-11-20T10:00:00Z"}}'
 signed=(--key "$kid" --secret "$secret")
 bearer=(--header "Authorization: Bearer $token")
@@ -199,7 +212,6 @@ if wants edge; then
   replay=(--url "$api" --method POST --path /api/v1/transactions/settled --body "$body" "${signed[@]}" --idem edge-replay)
   # The first request settles and is kept; every later one is a replay.
   "$load" --seconds 0.3 --conns 1 "${replay[@]}" >/dev/null
-  declare -A e_rate e_p50 e_p99 e_failed e_cpu
   for ((round = 1; round <= rounds; round++)); do
     for case in floor logged valid bad replay; do
       case $case in
@@ -215,16 +227,12 @@ if wants edge; then
         replay) args=("${replay[@]}") ;;
       esac
       run_secs=$(awk -v s="$secs" -v r="$rounds" 'BEGIN { print s / r }') http "$case, round $round" --conns 32 --threads "${MR_BENCH_THREADS:-1}" "${args[@]}"
-      e_rate[$case]=$(awk -v a="${e_rate[$case]:-0}" -v b="$rate" -v r="$rounds" 'BEGIN { print a + b / r }')
-      e_p50[$case]=$(awk -v a="${e_p50[$case]:-0}" -v b="$p50" -v r="$rounds" 'BEGIN { print a + b / r }')
-      e_p99[$case]=$(awk -v a="${e_p99[$case]:-0}" -v b="$p99" 'BEGIN { print (b > a ? b : a) }')
-      e_cpu[$case]=$(awk -v a="${e_cpu[$case]:-0}" -v b="$cpu_us" -v r="$rounds" 'BEGIN { print a + b / r }')
-      e_failed[$case]=$(( ${e_failed[$case]:-0} + failed ))
+      tally "$case" "$rounds"
     done
   done
   edge_row() {  # case label target
-    row "$2" "$(printf '%.1f' "${e_rate[$1]}")" "$(printf '%.3f' "${e_p50[$1]}")" "${e_p99[$1]}" "${e_failed[$1]}" \
-        "$(printf '%.1f' "${e_cpu[$1]}")" "$([ "$1" = floor ] && echo 1.00 || echo "$(ratio "${e_rate[$1]}" "${e_rate[floor]}") of floor")" "$3"
+    row "$2" "$(printf '%.1f' "${t_rate[$1]}")" "$(printf '%.3f' "${t_p50[$1]}")" "${t_p99[$1]}" "${t_failed[$1]}" \
+        "$(printf '%.1f' "${t_cpu[$1]}")" "$([ "$1" = floor ] && echo 1.00 || echo "$(ratio "${t_rate[$1]}" "${t_rate[floor]}") of floor")" "$3"
   }
   edge_row floor "nginx \`return 200\` (floor)" -
   edge_row logged "nginx \`return 200\`, request id and mr_json log" -
@@ -250,27 +258,21 @@ if wants balance; then
   slice=$(( secs / rounds > 0 ? secs / rounds : 1 ))  # pgbench -T takes whole seconds
   echo "balance (32 clients, $rounds rounds of ${slice}s)" >&2
   member_id=$(q -c "SELECT member_id FROM members WHERE club_id = $club AND external_id = 'small'")
-  declare -A b_rate b_p50 b_p99 b_failed b_cpu
   for ((round = 1; round <= rounds; round++)); do
     secs=$slice pg "pgbench PK select, round $round" 32 pgbench_member_pk.sql -D member="$member_id"
-    b_rate[pk]=$(awk -v a="${b_rate[pk]:-0}" -v b="$rate" -v r="$rounds" 'BEGIN { print a + b / r }')
-    b_p50[pk]=$(awk -v a="${b_p50[pk]:-0}" -v b="$p50" -v r="$rounds" 'BEGIN { print a + b / r }')
-    b_failed[pk]=$(( ${b_failed[pk]:-0} + failed ))
+    tally pk "$rounds"
     run_secs=$slice http "GET balance, round $round" --url "$api" --conns 32 --method GET \
       --path /api/v1/members/small/balance "${signed[@]}"
-    b_rate[api]=$(awk -v a="${b_rate[api]:-0}" -v b="$rate" -v r="$rounds" 'BEGIN { print a + b / r }')
-    b_p50[api]=$(awk -v a="${b_p50[api]:-0}" -v b="$p50" -v r="$rounds" 'BEGIN { print a + b / r }')
-    b_p99[api]=$(awk -v a="${b_p99[api]:-0}" -v b="$p99" 'BEGIN { print (b > a ? b : a) }')
-    b_cpu[api]=$(awk -v a="${b_cpu[api]:-0}" -v b="$cpu_us" -v r="$rounds" 'BEGIN { print a + b / r }')
-    b_failed[api]=$(( ${b_failed[api]:-0} + failed ))
+    tally balance "$rounds"
   done
-  pk=$(printf '%.1f' "${b_rate[pk]}")
-  row "pgbench -M prepared PK select of the member row (floor)" "$pk" "$(printf '%.3f' "${b_p50[pk]}") (avg)" "-" \
-      "${b_failed[pk]}" "-" "1.00" "-"
+  pk=$(printf '%.1f' "${t_rate[pk]}")
+  row "pgbench -M prepared PK select of the member row (floor)" "$pk" "$(printf '%.3f' "${t_p50[pk]}") (avg)" "-" \
+      "${t_failed[pk]}" "-" "1.00" "-"
   pg "pgbench mr_balance" 32 pgbench_balance_fn.sql -D club="$club" -D member=small
   row "pgbench -M prepared SELECT mr_balance(...)" "$rate" "$p50 (avg)" "-" "$failed" "-" "$(ratio "$rate" "$pk") of PK select" "-"
-  row "signed GET balance" "$(printf '%.1f' "${b_rate[api]}")" "$(printf '%.3f' "${b_p50[api]}")" "${b_p99[api]}" \
-      "${b_failed[api]}" "$(printf '%.1f' "${b_cpu[api]}")" "$(ratio "${b_rate[api]}" "$pk") of PK select" "≥ 0.7"
+  row "signed GET balance" "$(printf '%.1f' "${t_rate[balance]}")" "$(printf '%.3f' "${t_p50[balance]}")" \
+      "${t_p99[balance]}" "${t_failed[balance]}" "$(printf '%.1f' "${t_cpu[balance]}")" \
+      "$(ratio "${t_rate[balance]}" "$pk") of PK select" "≥ 0.7"
 fi
 
 if wants history; then
