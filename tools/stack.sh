@@ -33,10 +33,14 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 mkdir -p "$dir"; dir=$(cd "$dir" && pwd)
 # Ports and build chosen at `up` are kept, so reload/down/status need no environment,
 # and `up` again (bringing back a stopped part) needs none either: there the
-# environment wins over what was kept.
+# environment wins over what was kept, except for a PostgreSQL cluster that
+# exists: it listens where its postgresql.conf says (written at initdb), so
+# its kept port stays whatever the caller's shell exported.
 if [ -f "$dir/ports" ]; then
   if [ "$cmd" = up ]; then
     eval "$(sed -n "s/^\(MR_[A-Z_]*\)=\(.*\)$/: \"\${\1:=\2}\"/p" "$dir/ports")"
+    if [ -s "$dir/pg/data/PG_VERSION" ]; then eval "$(grep '^MR_PG_PORT=' "$dir/ports")"; fi
+    if [ -s "$dir/pg-standby/data/PG_VERSION" ]; then eval "$(grep '^MR_PG_STANDBY_PORT=' "$dir/ports")"; fi
   else
     source "$dir/ports"
   fi

@@ -52,9 +52,11 @@ Test(chaos, awards_survive_killed_workers_redis_postgres_and_reload, .timeout = 
   rc[2] = sh(pg + "-m immediate -w -l '" + dir + "/pg/postgres.log' restart >/dev/null");
   settle();
   // Redis back, nginx reloaded. `up` lets the caller's environment move
-  // the stack's ports; the ports it keeps are this stack's, whatever the
-  // shell that runs the tests exported (a run command's MR_PG_PORT, say).
-  rc[3] = sh("env -u MR_PORT -u MR_PG_PORT -u MR_REDIS_PORT -u MR_OPS_PORT -u MR_PG_DSN -u MR_PG_STANDBY_PORT -u MR_NODE_OF " +
+  // nginx's and Redis's ports, so those are cleared here (the shell that
+  // runs the tests may have exported a run command's). An existing
+  // PostgreSQL cluster keeps its port whatever is exported: a wrong
+  // MR_PG_PORT is passed on purpose.
+  rc[3] = sh("env -u MR_PORT -u MR_REDIS_PORT -u MR_OPS_PORT -u MR_PG_DSN -u MR_NODE_OF MR_PG_PORT=1 " +
              env("MR_REPO") + "/tools/stack.sh up '" + dir + "' >/dev/null");
   settle();
   rc[4] = sh(kill_worker);
