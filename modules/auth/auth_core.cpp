@@ -2,6 +2,7 @@
 
 #include <array>
 #include <cstring>
+#include <stdexcept>
 
 #include "ledger/text_rules.hpp"
 
@@ -22,7 +23,8 @@ std::string canonical_string(std::string_view timestamp, std::string_view method
 
 std::string sign(const HmacKey& key, std::string_view canonical) {
   const auto mac = key.digest(canonical);
-  return mac ? "v1=" + to_hex(mac->data(), mac->size()) : std::string();
+  if (!mac) throw std::runtime_error("OpenSSL could not compute the HMAC-SHA256 signature");
+  return "v1=" + to_hex(mac->data(), mac->size());
 }
 
 std::string sign(std::string_view secret, std::string_view canonical) { return sign(HmacKey(secret), canonical); }
@@ -40,15 +42,17 @@ std::optional<HmacDigest> parse_signature(std::string_view header) {
   return mac;
 }
 
-bool signature_matches(const HmacKey& key, std::string_view canonical, std::string_view header) {
+SignatureCheck check_signature(const HmacKey& key, std::string_view canonical, std::string_view header) {
   const auto given = parse_signature(header);
-  if (!given) return false;
+  if (!given) return SignatureCheck::differs;
   const auto mac = key.digest(canonical);
-  return mac && CRYPTO_memcmp(mac->data(), given->data(), given->size()) == 0;
+  if (!mac) return SignatureCheck::mac_failed;
+  return CRYPTO_memcmp(mac->data(), given->data(), given->size()) == 0 ? SignatureCheck::matches
+                                                                        : SignatureCheck::differs;
 }
 
-bool signature_matches(std::string_view secret, std::string_view canonical, std::string_view header) {
-  return signature_matches(HmacKey(secret), canonical, header);
+SignatureCheck check_signature(std::string_view secret, std::string_view canonical, std::string_view header) {
+  return check_signature(HmacKey(secret), canonical, header);
 }
 
 namespace {
@@ -125,9 +129,12 @@ Verdict check_request(const RequestFacts& f, const KeyLookup& lookup,
                                                 " s from server time; send the current UTC time.");
   }
   const std::string canonical = canonical_string(*f.timestamp, f.method, f.path, f.body_sha256_hex);
-  const bool matches = key->hmac != nullptr ? signature_matches(*key->hmac, canonical, *f.signature)
-                                            : signature_matches(key->secret, canonical, *f.signature);
-  if (!matches) {
+  const SignatureCheck signature = key->hmac != nullptr ? check_signature(*key->hmac, canonical, *f.signature)
+                                                       : check_signature(key->secret, canonical, *f.signature);
+  if (signature == SignatureCheck::mac_failed) {
+    return fail(ErrorCode::internal_error, "The server could not compute the signature; retry later.");
+  }
+  if (signature != SignatureCheck::matches) {
     return fail(ErrorCode::invalid_signature,
                 "X-MR-Signature does not match; sign exactly the timestamp, method, path and body sent.");
   }

@@ -25,13 +25,17 @@ using mr::sha256_hex;
 std::string canonical_string(std::string_view timestamp, std::string_view method,
                              std::string_view path, std::string_view body_sha256_hex);
 
-// "v1=" + lower-case hex HMAC-SHA256 keyed with the secret's bytes.
+// "v1=" + lower-case hex HMAC-SHA256 keyed with the secret's bytes. Throws
+// std::runtime_error when OpenSSL fails: never an empty or wrong signature.
 std::string sign(const HmacKey& key, std::string_view canonical);
 std::string sign(std::string_view secret, std::string_view canonical);
 // The MAC a header names: "v1=" + 64 hex digits, either case; else nullopt.
 std::optional<HmacDigest> parse_signature(std::string_view header);
-bool signature_matches(const HmacKey& key, std::string_view canonical, std::string_view header);
-bool signature_matches(std::string_view secret, std::string_view canonical, std::string_view header);
+// mac_failed: OpenSSL could not compute the MAC, which is the server's
+// fault (internal_error), not the client's (invalid_signature).
+enum class SignatureCheck { matches, differs, mac_failed };
+SignatureCheck check_signature(const HmacKey& key, std::string_view canonical, std::string_view header);
+SignatureCheck check_signature(std::string_view secret, std::string_view canonical, std::string_view header);
 
 using mr::Timestamp;
 // RFC 3339 in UTC: YYYY-MM-DDTHH:MM:SS[.1-9 digits](Z|+00:00), upper-case T

@@ -1,6 +1,8 @@
 #include "modules/common/digest.hpp"
 
 #include <memory>
+#include <new>
+#include <stdexcept>
 
 #include <openssl/evp.h>
 
@@ -39,21 +41,34 @@ const EVP_MD* sha256_algorithm() {
 
 void Sha256::Free::operator()(void* ctx) const { EVP_MD_CTX_free(static_cast<EVP_MD_CTX*>(ctx)); }
 
+namespace {
+
+// A digest OpenSSL could not compute must not read as one: a hash of zeros
+// would fail a signature quietly, and an idempotency fingerprint that is
+// the same for every body would replay the wrong answer. The nginx entry
+// points catch it and answer internal_error.
+void require(bool ok) {
+  if (!ok) throw std::runtime_error("OpenSSL could not compute a SHA-256");
+}
+
+}  // namespace
+
 Sha256::Sha256() : ctx_(EVP_MD_CTX_new()) {
-  EVP_DigestInit_ex2(static_cast<EVP_MD_CTX*>(ctx_.get()), sha256_algorithm(), nullptr);
+  if (!ctx_) throw std::bad_alloc();
+  require(sha256_algorithm() != nullptr &&
+          EVP_DigestInit_ex2(static_cast<EVP_MD_CTX*>(ctx_.get()), sha256_algorithm(), nullptr) == 1);
 }
 
 void Sha256::update(std::string_view data) {
-  EVP_DigestUpdate(static_cast<EVP_MD_CTX*>(ctx_.get()), data.data(), data.size());
+  require(EVP_DigestUpdate(static_cast<EVP_MD_CTX*>(ctx_.get()), data.data(), data.size()) == 1);
 }
 
 Sha256Hex Sha256::hex_final() {
   unsigned char md[EVP_MAX_MD_SIZE];
   unsigned int len = 0;
   Sha256Hex out{};
-  if (EVP_DigestFinal_ex(static_cast<EVP_MD_CTX*>(ctx_.get()), md, &len) == 1 && len * 2 == out.size()) {
-    to_hex(md, len, out.data());
-  }
+  require(EVP_DigestFinal_ex(static_cast<EVP_MD_CTX*>(ctx_.get()), md, &len) == 1 && len * 2 == out.size());
+  to_hex(md, len, out.data());
   return out;
 }
 

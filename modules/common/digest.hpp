@@ -21,6 +21,8 @@ void to_hex(const unsigned char* data, std::size_t len, char* out);  // 2 * len 
 using Sha256Hex = std::array<char, 64>;
 inline std::string_view view(const Sha256Hex& hex) { return {hex.data(), hex.size()}; }
 
+// Throws when OpenSSL fails (std::bad_alloc, std::runtime_error): never a
+// wrong digest.
 class Sha256 {
  public:
   Sha256();

@@ -2,6 +2,7 @@
 #include <criterion/criterion.h>
 
 #include <chrono>
+#include <stdexcept>
 #include <string>
 
 #include "ledger/text_rules.hpp"
@@ -46,10 +47,11 @@ Test(auth_core, signature_either_case_and_format) {
   const std::string canonical = canonical_string("ts", "GET", "/api/v1/x", kEmpty);
   std::string upper = kVector;
   for (std::size_t i = 3; i < upper.size(); ++i) upper[i] = static_cast<char>(std::toupper(upper[i]));
-  cr_expect(signature_matches("secret", canonical, kVector));
-  cr_expect(signature_matches("secret", canonical, upper));
-  cr_expect(!signature_matches("Secret", canonical, kVector));
-  cr_expect(!signature_matches("secret", canonical + "x", kVector));
+  cr_expect(check_signature("secret", canonical, kVector) == SignatureCheck::matches);
+  cr_expect(check_signature("secret", canonical, upper) == SignatureCheck::matches);
+  cr_expect(check_signature("Secret", canonical, kVector) == SignatureCheck::differs);
+  cr_expect(check_signature("secret", canonical + "x", kVector) == SignatureCheck::differs);
+  cr_expect(check_signature("secret", canonical, "v1=zz") == SignatureCheck::differs);
   cr_expect(!parse_signature(kVector.substr(3)));
   cr_expect(!parse_signature("V1=" + kVector.substr(3)));
   cr_expect(!parse_signature(kVector + "0"));
@@ -218,6 +220,22 @@ Test(auth_core, body_hash_and_post_vector_match_openssl) {
   const Verdict v = s.check();
   cr_assert(!v.error, "%s", v.message.c_str());
   cr_expect(v.message.empty());
+}
+
+// A MAC OpenSSL could not compute (here: a key whose context moved away)
+// is the server's failure: internal_error, never invalid_signature or a
+// pass; and sign() throws instead of handing out an empty signature.
+Test(auth_core, a_mac_that_cannot_be_computed_is_an_internal_error) {
+  mr::HmacKey key(kSecret);
+  const mr::HmacKey kept(std::move(key));
+  Signed s;
+  cr_expect(check_signature(kept, canonical_string(kTs, "POST", s.path, kBodyHash), s.sig) == SignatureCheck::matches);
+  cr_expect(check_signature(key, canonical_string(kTs, "POST", s.path, kBodyHash), s.sig) == SignatureCheck::mac_failed);
+  s.lookup = [&key](std::string_view) -> std::optional<KeyView> { return KeyView{kSecret, 7, "club-a", &key}; };
+  cr_expect_eq(code(s.check()), std::string("internal_error"));
+  s.lookup = [&kept](std::string_view) -> std::optional<KeyView> { return KeyView{kSecret, 7, "club-a", &kept}; };
+  cr_expect_eq(code(s.check()), std::string("ok"));
+  cr_expect_throw(sign(key, "anything"), std::runtime_error);
 }
 
 Test(auth_core, window_edges_exact) {
