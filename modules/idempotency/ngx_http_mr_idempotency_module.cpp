@@ -8,6 +8,7 @@
 // nothing of the ledger: in front of proxy_pass it works the same. With
 // Redis down or slow, requests go on to the database path, which is exact
 // on its own; Redis only makes retries cheap.
+#include <exception>
 #include <memory>
 #include <optional>
 #include <new>
@@ -229,7 +230,7 @@ void on_claim_reply(Ctx* ctx, const redisReply* reply) {
   ngx_http_run_posted_requests(c);
 }
 
-ngx_int_t access_handler(ngx_http_request_t* r) {
+ngx_int_t claim(ngx_http_request_t* r) {
   if (r != r->main || r->method != NGX_HTTP_POST) return NGX_DECLINED;
   auto* lcf = static_cast<mr_idempotency_loc_conf_t*>(
       ngx_http_get_module_loc_conf(r, ngx_http_mr_idempotency_module));
@@ -247,12 +248,16 @@ ngx_int_t access_handler(ngx_http_request_t* r) {
   cln->handler = [](void* data) {
     auto* ctx = static_cast<Ctx*>(data);
     if (ctx->call != nullptr) mr::redis::Client::detach(ctx->call);
-    // Ended without a final answer (client gone, worker error): release.
-    if (ctx->owner && !ctx->settled && g_redis) {
-      ctx->settled = true;
-      g_redis->command({"DEL", ctx->key}, [](const redisReply*) {});
+    try {
+      // Ended without a final answer (client gone, worker error): release.
+      if (ctx->owner && !ctx->settled && g_redis) {
+        ctx->settled = true;
+        g_redis->command({"DEL", ctx->key}, [](const redisReply*) {});
+      }
+      if (ctx->claim_unknown) release_unknown_claim(std::move(ctx->key), std::move(ctx->pending));
+    } catch (...) {
+      // Out of memory: the claim is left to mr_idempotency_lock_ttl.
     }
-    if (ctx->claim_unknown) release_unknown_claim(std::move(ctx->key), std::move(ctx->pending));
     ctx->~Ctx();
   };
   ctx->r = r;
@@ -285,6 +290,21 @@ ngx_int_t access_handler(ngx_http_request_t* r) {
   return NGX_DONE;
 }
 
+// Everything that can throw (strings, the fingerprint's SHA-256, the Redis
+// command) comes before the claim is handed to Redis: on an exception no
+// claim is in flight, and the request is answered 500 rather than let the
+// exception unwind through nginx.
+ngx_int_t access_handler(ngx_http_request_t* r) {
+  try {
+    return claim(r);
+  } catch (const std::exception& e) {
+    ngx_log_error(NGX_LOG_ALERT, r->connection->log, 0, "mr_idempotency: %s", e.what());
+  } catch (...) {
+    ngx_log_error(NGX_LOG_ALERT, r->connection->log, 0, "mr_idempotency: unexpected exception");
+  }
+  return NGX_HTTP_INTERNAL_SERVER_ERROR;
+}
+
 ngx_int_t header_filter(ngx_http_request_t* r) {
   if (Ctx* ctx = get_ctx(r); ctx != nullptr && ctx->owner && r == r->main) {
     ctx->response_status = static_cast<int>(r->headers_out.status);
@@ -299,7 +319,11 @@ ngx_int_t body_filter(ngx_http_request_t* r, ngx_chain_t* in) {
     for (ngx_chain_t* cl = in; cl != nullptr; cl = cl->next) {
       ngx_buf_t* b = cl->buf;
       if (ngx_buf_in_memory(b)) {
-        ctx->response_body.append(reinterpret_cast<const char*>(b->pos), b->last - b->pos);
+        try {
+          if (ctx->capture_ok) ctx->response_body.append(reinterpret_cast<const char*>(b->pos), b->last - b->pos);
+        } catch (...) {
+          ctx->capture_ok = false;  // out of memory: not kept, the key is released
+        }
       } else if (ngx_buf_size(b) > 0) {
         ctx->capture_ok = false;  // a file-backed upstream body: not kept
       }
