@@ -207,17 +207,33 @@ class Connection {
     bool ended = false;  // libpq said the statement's results are complete
   };
 
-  static void on_event(ngx_event_t* ev) {
-    auto* c = static_cast<ngx_connection_t*>(ev->data);
-    static_cast<Connection*>(c->data)->handle(ev->write != 0);
+  // nginx calls these from C. An exception (out of memory while reading
+  // results) must not unwind through it: the connection is dropped as if
+  // the server had gone, and its requests are answered as for a lost one.
+  template <class Work>
+  void guarded(Work&& work) noexcept {
+    try {
+      work();
+    } catch (...) {
+      try {
+        broken("out of memory");
+      } catch (...) {
+        ngx_log_error(NGX_LOG_ALERT, pool_.log(), 0, "mr_ledger: out of memory dropping a connection");
+      }
+    }
   }
 
-  static void on_connect_timeout(ngx_event_t* ev) {
+  static void on_event(ngx_event_t* ev) noexcept {
+    auto* self = static_cast<Connection*>(static_cast<ngx_connection_t*>(ev->data)->data);
+    self->guarded([self, writable = ev->write != 0] { self->handle(writable); });
+  }
+
+  static void on_connect_timeout(ngx_event_t* ev) noexcept {
     auto* self = static_cast<Connection*>(ev->data);
     ngx_log_error(NGX_LOG_ERR, self->pool_.log(), 0, "mr_ledger: connecting to PostgreSQL timed out");
     // libpq would start at the host that hung again: start one further on.
     self->first_host_ = (self->first_host_ + 1) % self->hosts_;
-    self->connect_failed();
+    self->guarded([self] { self->connect_failed(); });
   }
 
   // libpq closes its socket by itself: when it moves on while connecting
@@ -341,7 +357,10 @@ class Connection {
   }
 
   // The reads sent in this pass of the event loop end with one sync.
-  static void on_sync_due(ngx_event_t* ev) { static_cast<Connection*>(ev->data)->sync_reads(); }
+  static void on_sync_due(ngx_event_t* ev) noexcept {
+    auto* self = static_cast<Connection*>(ev->data);
+    self->guarded([self] { self->sync_reads(); });
+  }
 
   void sync_reads() {
     if (state_ != State::ready || !reads_unsynced_) return;
@@ -569,9 +588,13 @@ Pool::~Pool() {
 Job* Pool::submit(std::unique_ptr<Job> job) {
   Job* handle = job.get();
   job->pool = this;
-  job->timer.handler = [](ngx_event_t* ev) {
+  job->timer.handler = [](ngx_event_t* ev) noexcept {
     auto* j = static_cast<Job*>(ev->data);
-    j->pool->on_job_timeout(j);
+    try {
+      j->pool->on_job_timeout(j);
+    } catch (...) {
+      ngx_log_error(NGX_LOG_ALERT, j->pool->log(), 0, "mr_ledger: out of memory answering a timed-out query");
+    }
   };
   job->timer.data = job.get();
   job->timer.log = log_;
