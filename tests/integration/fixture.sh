@@ -10,7 +10,17 @@ cmd=${1:?up|down} dir=${2:?dir}
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 mkdir -p "$dir"; dir=$(cd "$dir" && pwd)
 
-free_port() { "$repo/tools/free-port.sh"; }
+# Sets each named variable to a free port, none handed out twice in this
+# run (the ports are picked before anything listens on them).
+taken=()
+take_ports() {
+  local name p
+  for name in "$@"; do
+    p=$("$repo/tools/free-port.sh" "${taken[@]}")
+    taken+=("$p")
+    printf -v "$name" %s "$p"
+  done
+}
 
 if [ "$cmd" = down ]; then
   [ -f "$dir/ports.env" ] && source "$dir/ports.env"
@@ -25,10 +35,11 @@ fi
 # A previous aborted run may have left servers behind: stop them first.
 [ -f "$dir/ports.env" ] && "$0" down "$dir"
 rm -rf "$dir"; mkdir -p "$dir"
-export MR_PORT=$(free_port) MR_PG_PORT=$(free_port) MR_REDIS_PORT=$(free_port) MR_OPS_PORT=$(free_port)
+take_ports MR_PORT MR_PG_PORT MR_REDIS_PORT MR_OPS_PORT
+export MR_PORT MR_PG_PORT MR_REDIS_PORT MR_OPS_PORT
 # Durability is not under test here (unless the caller says so); speed is welcome.
 export MR_PG_OPTS=${MR_PG_OPTS-"-c fsync=off -c synchronous_commit=off -c full_page_writes=off"}
-[ "${MR_PG_STANDBY:-}" = 1 ] && export MR_PG_STANDBY_PORT=$(free_port)
+if [ "${MR_PG_STANDBY:-}" = 1 ]; then take_ports MR_PG_STANDBY_PORT; export MR_PG_STANDBY_PORT; fi
 # The tests drive one key far past 100 r/s; the limit itself is tested on a
 # server of its own with the production numbers (below).
 export MR_RATE_LIMIT=100000r/s MR_RATE_BURST=100000 MR_REFUSED_RATE=100000r/s MR_REFUSED_BURST=100000
@@ -83,7 +94,7 @@ club club-i "Club I" 10000
 } > "$dir/keys.env"
 # The idempotency module in front of proxy_pass, with a tiny upstream
 # whose every answer carries its own request id.
-proxy_port=$(free_port) upstream_port=$(free_port) limited_port=$(free_port)
+take_ports proxy_port upstream_port limited_port
 mkdir -p "$dir/stack/nginx/conf.d"
 cat > "$dir/stack/nginx/conf.d/proxy-test.conf" <<CONF
 server {
@@ -116,7 +127,8 @@ echo "MR_LIMITED_URL='http://127.0.0.1:$limited_port'" >> "$dir/keys.env"
 "$repo/tools/stack.sh" reload "$dir/stack"
 # A second node: its own nginx (ports, prefix) on the same PostgreSQL and
 # Redis, started after the keys exist so that its catalogue has them.
-MR_NODE_OF=$dir/stack MR_PORT=$(free_port) MR_OPS_PORT=$(free_port) "$repo/tools/stack.sh" up "$dir/node2"
+take_ports node2_port node2_ops_port
+MR_NODE_OF=$dir/stack MR_PORT=$node2_port MR_OPS_PORT=$node2_ops_port "$repo/tools/stack.sh" up "$dir/node2"
 sed -n "s/^MR_\(BASE_URL\|RELOAD\|STACK_DIR\)=/MR_NODE2_\1=/p" "$dir/node2/stack.env" >> "$dir/keys.env"
 cat "$dir/stack/stack.env" "$dir/keys.env" > "$dir/test.env"
 echo "MR_REPO='$repo'" >> "$dir/test.env"
