@@ -1,44 +1,58 @@
 #include "keys/hmac_key.hpp"
 
-#include <openssl/core_names.h>
-#include <openssl/evp.h>
+// OpenSSL 3 marks the SHA256_* functions deprecated in favour of EVP. They
+// stay here on purpose: a SHA256_CTX is a plain struct that copies by
+// value, so the key's padded states are absorbed once and a request costs
+// two struct copies and three hashes' worth of blocks. Through EVP the same
+// HMAC allocated and freed four provider contexts per request
+// (EVP_MD_CTX_copy_ex dup, EVP_MAC_init's re-key copy), about 1 µs of an
+// nginx worker's time per signed request (bench/RESULTS.md).
+#define OPENSSL_SUPPRESS_DEPRECATED
+#include <openssl/crypto.h>
+#include <openssl/sha.h>
 
-#include <memory>
+#include <cstring>
 
 namespace mr {
-namespace {
 
-struct MacFree {
-  void operator()(EVP_MAC* mac) const { EVP_MAC_free(mac); }
+// HMAC-SHA256 as RFC 2104 defines it: H((K ^ opad) || H((K ^ ipad) || m)),
+// K the secret, hashed first when longer than a block, zero padded.
+struct HmacKey::Ctx {
+  SHA256_CTX inner;  // after (K ^ ipad)
+  SHA256_CTX outer;  // after (K ^ opad)
+  ~Ctx() { OPENSSL_cleanse(this, sizeof(*this)); }
 };
 
-// Fetched once per process: EVP_MAC_fetch takes a global lock per call.
-// Freed when the library goes: nginx unloads a module's .so at a reload or
-// exit, and a plain static pointer would then leak the fetched algorithm.
-EVP_MAC* hmac_algorithm() {
-  static const std::unique_ptr<EVP_MAC, MacFree> mac(EVP_MAC_fetch(nullptr, "HMAC", nullptr));
-  return mac.get();
+namespace {
+
+// Fills `block` with K zero padded; false if OpenSSL fails.
+bool key_block(std::string_view secret, unsigned char (&block)[SHA256_CBLOCK]) {
+  std::memset(block, 0, sizeof(block));
+  const auto* bytes = reinterpret_cast<const unsigned char*>(secret.data());
+  if (secret.size() <= sizeof(block)) {
+    if (!secret.empty()) std::memcpy(block, bytes, secret.size());
+    return true;
+  }
+  return SHA256(bytes, secret.size(), block) != nullptr;
+}
+
+bool absorb_pad(SHA256_CTX& ctx, const unsigned char (&block)[SHA256_CBLOCK], unsigned char pad) {
+  unsigned char padded[SHA256_CBLOCK];
+  for (std::size_t i = 0; i < sizeof(padded); ++i) padded[i] = block[i] ^ pad;
+  const bool ok = SHA256_Init(&ctx) == 1 && SHA256_Update(&ctx, padded, sizeof(padded)) == 1;
+  OPENSSL_cleanse(padded, sizeof(padded));
+  return ok;
 }
 
 }  // namespace
 
-struct HmacKey::Ctx {
-  EVP_MAC_CTX* mac = nullptr;
-  ~Ctx() { EVP_MAC_CTX_free(mac); }
-};
-
 HmacKey::HmacKey(std::string_view secret) {
-  if (hmac_algorithm() == nullptr) return;
   auto ctx = std::make_unique<Ctx>();
-  ctx->mac = EVP_MAC_CTX_new(hmac_algorithm());
-  char digest[] = "SHA256";
-  OSSL_PARAM params[] = {OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest, 0),
-                         OSSL_PARAM_construct_end()};
-  if (ctx->mac == nullptr ||
-      EVP_MAC_init(ctx->mac, reinterpret_cast<const unsigned char*>(secret.data()), secret.size(), params) != 1) {
-    return;
-  }
-  ctx_ = std::move(ctx);
+  unsigned char block[SHA256_CBLOCK];
+  const bool ok = key_block(secret, block) && absorb_pad(ctx->inner, block, 0x36) &&
+                  absorb_pad(ctx->outer, block, 0x5c);
+  OPENSSL_cleanse(block, sizeof(block));
+  if (ok) ctx_ = std::move(ctx);
 }
 
 HmacKey::~HmacKey() = default;
@@ -47,12 +61,14 @@ HmacKey& HmacKey::operator=(HmacKey&&) noexcept = default;
 
 std::optional<HmacDigest> HmacKey::digest(std::string_view data) const {
   if (!ctx_) return std::nullopt;
-  // A NULL key re-initialises with the key already set (OpenSSL 3 HMAC).
-  HmacDigest out{};
-  std::size_t len = 0;
-  if (EVP_MAC_init(ctx_->mac, nullptr, 0, nullptr) != 1 ||
-      EVP_MAC_update(ctx_->mac, reinterpret_cast<const unsigned char*>(data.data()), data.size()) != 1 ||
-      EVP_MAC_final(ctx_->mac, out.data(), &len, out.size()) != 1 || len != out.size()) {
+  static_assert(std::tuple_size_v<HmacDigest> == SHA256_DIGEST_LENGTH);
+  HmacDigest inner_hash{}, out{};
+  SHA256_CTX ctx = ctx_->inner;  // a copy: the key's states serve every request
+  if (SHA256_Update(&ctx, data.data(), data.size()) != 1 || SHA256_Final(inner_hash.data(), &ctx) != 1) {
+    return std::nullopt;
+  }
+  ctx = ctx_->outer;
+  if (SHA256_Update(&ctx, inner_hash.data(), inner_hash.size()) != 1 || SHA256_Final(out.data(), &ctx) != 1) {
     return std::nullopt;
   }
   return out;

@@ -1,6 +1,6 @@
 // An API key's secret keyed into HMAC-SHA256 once, when the catalogue is
-// loaded, so a request costs an update and a final: no algorithm fetch
-// (a global lock and a lookup in OpenSSL 3) and no key schedule per request.
+// loaded: its inner and outer padded blocks are hashed then, so a request
+// hashes only its message and the inner digest, with no allocation.
 #pragma once
 
 #include <array>

@@ -18,7 +18,6 @@
 
 namespace mr::auth {
 
-using mr::Sha256;
 using mr::sha256_hex;
 
 // timestamp \n METHOD \n path \n body_sha256_hex

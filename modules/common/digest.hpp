@@ -1,4 +1,4 @@
-// SHA-256 over OpenSSL's EVP interface, and the two digests of a request:
+// SHA-256 (OpenSSL's), and the two digests of a request:
 // the body's (signed, contract section 2) and the idempotency fingerprint
 // (SHA-256 of method, path and body, contract section 3). The auth edge
 // hashes the body; the fingerprint is computed once, by the first module
@@ -8,7 +8,6 @@
 
 #include <array>
 #include <initializer_list>
-#include <memory>
 #include <string>
 #include <string_view>
 
@@ -21,23 +20,9 @@ void to_hex(const unsigned char* data, std::size_t len, char* out);  // 2 * len 
 using Sha256Hex = std::array<char, 64>;
 inline std::string_view view(const Sha256Hex& hex) { return {hex.data(), hex.size()}; }
 
-// Throws when OpenSSL fails (std::bad_alloc, std::runtime_error): never a
-// wrong digest.
-class Sha256 {
- public:
-  Sha256();
-  void update(std::string_view data);
-  Sha256Hex hex_final();
-
- private:
-  struct Free {
-    void operator()(void* ctx) const;
-  };
-  std::unique_ptr<void, Free> ctx_;
-};
-
 // SHA-256 of the pieces one after another, lower-case hex: held inline (the
-// hot path), or as a string.
+// hot path, no allocation), or as a string. Throws std::runtime_error when
+// OpenSSL fails: never a wrong digest.
 Sha256Hex sha256_hex_inline(std::initializer_list<std::string_view> pieces);
 inline Sha256Hex sha256_hex_inline(std::string_view data) { return sha256_hex_inline({data}); }
 std::string sha256_hex(std::initializer_list<std::string_view> pieces);
