@@ -59,14 +59,17 @@ HmacKey::~HmacKey() = default;
 HmacKey::HmacKey(HmacKey&&) noexcept = default;
 HmacKey& HmacKey::operator=(HmacKey&&) noexcept = default;
 
-std::optional<HmacDigest> HmacKey::digest(std::string_view data) const {
+std::optional<HmacDigest> HmacKey::digest(std::string_view data) const { return digest({&data, 1}); }
+
+std::optional<HmacDigest> HmacKey::digest(std::span<const std::string_view> pieces) const {
   if (!ctx_) return std::nullopt;
   static_assert(std::tuple_size_v<HmacDigest> == SHA256_DIGEST_LENGTH);
   HmacDigest inner_hash{}, out{};
   SHA256_CTX ctx = ctx_->inner;  // a copy: the key's states serve every request
-  if (SHA256_Update(&ctx, data.data(), data.size()) != 1 || SHA256_Final(inner_hash.data(), &ctx) != 1) {
-    return std::nullopt;
+  for (const std::string_view piece : pieces) {
+    if (SHA256_Update(&ctx, piece.data(), piece.size()) != 1) return std::nullopt;
   }
+  if (SHA256_Final(inner_hash.data(), &ctx) != 1) return std::nullopt;
   ctx = ctx_->outer;
   if (SHA256_Update(&ctx, inner_hash.data(), inner_hash.size()) != 1 || SHA256_Final(out.data(), &ctx) != 1) {
     return std::nullopt;

@@ -6,6 +6,7 @@
 #include <array>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string_view>
 
 namespace mr {
@@ -25,6 +26,8 @@ class HmacKey {
   // HMAC-SHA256(secret, data); nullopt when OpenSSL fails. Reuses one
   // context: not for concurrent use (an nginx worker is one thread).
   std::optional<HmacDigest> digest(std::string_view data) const;
+  // The same over the pieces one after another, as if joined.
+  std::optional<HmacDigest> digest(std::span<const std::string_view> pieces) const;
 
  private:
   struct Ctx;

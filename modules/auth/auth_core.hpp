@@ -8,6 +8,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -34,6 +35,9 @@ std::optional<HmacDigest> parse_signature(std::string_view header);
 // fault (internal_error), not the client's (invalid_signature).
 enum class SignatureCheck { matches, differs, mac_failed };
 SignatureCheck check_signature(const HmacKey& key, std::string_view canonical, std::string_view header);
+// The same over the canonical string's pieces, never joined (the edge's path).
+SignatureCheck check_signature(const HmacKey& key, std::span<const std::string_view> canonical,
+                               std::string_view header);
 SignatureCheck check_signature(std::string_view secret, std::string_view canonical, std::string_view header);
 
 using mr::Timestamp;

@@ -368,7 +368,34 @@ Test(auth_core, get_needs_no_idempotency_key_or_content_type) {
   cr_expect_eq(code(d.check()), std::string("ok"));
 }
 
+// The canonical string upper-cases the method; check_request hashes it in
+// pieces, copying only a method that is not upper-case already.
+Test(auth_core, a_lower_case_method_is_signed_upper_case) {
+  Signed s("get");
+  cr_expect_eq(s.sig, sign(kSecret, canonical_string(kTs, "GET", s.path, kBodyHash)));
+  cr_expect_eq(code(s.check()), std::string("ok"));
+  s.facts.signature = sign(kSecret, std::string(kTs) + "\nget\n" + s.path + "\n" + kBodyHash);
+  cr_expect_eq(code(s.check()), std::string("invalid_signature"));
+}
+
+// Both ways to key the HMAC (at catalogue load, or per call from the
+// secret) give one verdict.
+Test(auth_core, a_key_keyed_per_call_verifies_the_same) {
+  const mr::HmacKey keyed(kSecret);
+  for (const char* sig : {"ok", "bad"}) {
+    Signed per_call, preloaded;
+    if (std::string_view(sig) == "bad") per_call.facts.signature = preloaded.facts.signature = kVector;
+    preloaded.lookup = [&keyed](std::string_view) -> std::optional<KeyView> {
+      return KeyView{kSecret, 7, "club-a", &keyed};
+    };
+    const std::string want = std::string_view(sig) == "ok" ? "ok" : "invalid_signature";
+    cr_expect_eq(code(per_call.check()), want, "%s", sig);
+    cr_expect_eq(code(preloaded.check()), want, "%s", sig);
+  }
+}
+
 Test(auth_core, content_types) {
+  cr_expect(is_json_content_type("application/json"));
   cr_expect(is_json_content_type("application/json;charset=utf-8"));
   cr_expect(is_json_content_type("APPLICATION/JSON ; charset=UTF-8"));
   cr_expect(!is_json_content_type(""));
