@@ -60,7 +60,15 @@ inline std::size_t utf8_sequence_length(std::string_view s, std::size_t i) {
   return len;
 }
 
+inline bool is_ascii(std::string_view s) {
+  // An OR over every byte, no early exit: the compiler vectorises it.
+  unsigned char any = 0;
+  for (char c : s) any |= static_cast<unsigned char>(c);
+  return any < 0x80;
+}
+
 inline bool is_valid_utf8(std::string_view s) {
+  if (is_ascii(s)) return true;  // every message and id the server writes
   for (std::size_t i = 0; i < s.size();) {
     const std::size_t len = utf8_sequence_length(s, i);
     if (len == 0) return false;
