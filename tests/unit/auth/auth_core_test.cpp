@@ -374,7 +374,8 @@ Test(auth_core, a_lower_case_method_is_signed_upper_case) {
   Signed s("get");
   cr_expect_eq(s.sig, sign(kSecret, canonical_string(kTs, "GET", s.path, kBodyHash)));
   cr_expect_eq(code(s.check()), std::string("ok"));
-  s.facts.signature = sign(kSecret, std::string(kTs) + "\nget\n" + s.path + "\n" + kBodyHash);
+  s.sig = sign(kSecret, std::string(kTs) + "\nget\n" + s.path + "\n" + kBodyHash);
+  s.facts.signature = s.sig;
   cr_expect_eq(code(s.check()), std::string("invalid_signature"));
 }
 

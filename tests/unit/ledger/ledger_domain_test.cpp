@@ -55,13 +55,13 @@ Response immediate(const Request& r) {
 
 std::string code_of(const Response& r) {
   rapidjson::Document d;
-  d.Parse(r.body.c_str());
+  d.Parse(r.body.data(), r.body.size());
   return d.IsObject() && d.HasMember("error") ? d["error"]["code"].GetString() : "";
 }
 
 std::string fields_of(const Response& r) {
   rapidjson::Document d;
-  d.Parse(r.body.c_str());
+  d.Parse(r.body.data(), r.body.size());
   std::string out;
   if (d.IsObject() && d.HasMember("error") && d["error"].HasMember("details")) {
     for (const auto& p : d["error"]["details"].GetArray()) out += std::string(p["field"].GetString()) + ";";
@@ -109,7 +109,7 @@ Test(routing, statements_carry_the_club_and_key) {
   cr_expect_eq(*q.params[3], std::string("k"));
   cr_expect_eq(*q.params[4], std::string("fp"));
   rapidjson::Document cmd;
-  cmd.Parse(q.params[6]->c_str());
+  cmd.Parse(q.params[6]->data(), q.params[6]->size());
   cr_expect_eq(cmd["amountMinor"].GetInt64(), 100);
   cr_expect_eq(std::string(cmd["externalMemberId"].GetString()), std::string("m1"));
 }
@@ -336,7 +336,7 @@ Test(write_batch, settles_batch_with_their_parameters) {
   const auto param = write_batch_param(one);
   cr_assert(param.has_value());
   rapidjson::Document d;
-  d.Parse(param->c_str());
+  d.Parse(param->data(), param->size());
   cr_assert(!d.HasParseError() && d.IsArray() && d.Size() == 2);
   cr_expect_eq(std::string(d[1][0].GetString()), "settle");
   cr_expect_eq(std::string(d[1][3].GetString()), *q.params[3]);
@@ -419,7 +419,7 @@ Test(validation, timestamps_in_bodies_are_kept_as_sent) {
                                        "\"occurredAt\":\"2026-11-20T10:00:00.250+00:00\"");
   Prepared p = prepare(req("POST", "/api/v1/transactions/settled", body));
   rapidjson::Document cmd;
-  cmd.Parse(pending_query(p).params[6]->c_str());
+  cmd.Parse(pending_query(p).params[6]->data(), pending_query(p).params[6]->size());
   cr_expect_eq(std::string(cmd["occurredAt"].GetString()), std::string("2026-11-20T10:00:00.250+00:00"));
   cr_expect_eq(std::string(cmd["settledAt"].GetString()), std::string("2026-11-20T10:00:00Z"));
 }
@@ -546,7 +546,7 @@ Test(queries, bad_parameter_named_in_valid_json) {
                         Response{400, render_error(std::get<mr::Error>(parse_history_query(query, true)), "rid")}}) {
     cr_expect_eq(r.status, 400);
     rapidjson::Document d;
-    d.Parse<rapidjson::kParseValidateEncodingFlag>(r.body.c_str());
+    d.Parse<rapidjson::kParseValidateEncodingFlag>(r.body.data(), r.body.size());
     cr_assert(!d.HasParseError(), "not valid JSON: %s", r.body.c_str());
     cr_expect_eq(fields_of(r), std::string("query;"));  // an unknown name is never echoed
   }
@@ -626,7 +626,7 @@ Test(validation, huge_redemption_points_are_a_business_outcome) {
                                     std::pair{"-100000000000000000000", INT64_MIN}}) {
     Prepared p = prepare(req("POST", "/api/v1/redemptions", body(token)));
     rapidjson::Document cmd;
-    cmd.Parse(pending_query(p).params[6]->c_str());
+    cmd.Parse(pending_query(p).params[6]->data(), pending_query(p).params[6]->size());
     cr_expect_eq(cmd["points"].GetInt64(), want, "%s", token);
   }
   for (const char* bad : {"1e30", "1E3", "2.0"}) {
