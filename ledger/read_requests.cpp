@@ -10,19 +10,12 @@
 namespace mr::ledger {
 namespace {
 
-int hex(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
 std::optional<std::string> percent_decode(std::string_view s, bool plus_is_space) {
   std::string out;
   for (std::size_t i = 0; i < s.size(); ++i) {
     if (s[i] == '%') {
       if (i + 2 >= s.size()) return std::nullopt;
-      const int hi = hex(s[i + 1]), lo = hex(s[i + 2]);
+      const int hi = hex_value(s[i + 1]), lo = hex_value(s[i + 2]);
       if (hi < 0 || lo < 0) return std::nullopt;
       out.push_back(static_cast<char>(hi * 16 + lo));
       i += 2;

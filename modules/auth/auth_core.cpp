@@ -47,24 +47,12 @@ std::string sign(const HmacKey& key, std::string_view canonical) {
 
 std::string sign(std::string_view secret, std::string_view canonical) { return sign(HmacKey(secret), canonical); }
 
-namespace {
-
-// hex_value of every byte, looked up: two loads a byte, no branch.
-constexpr std::array<signed char, 256> kHexDigits = [] {
-  std::array<signed char, 256> table{};
-  for (int c = 0; c < 256; ++c) table[c] = static_cast<signed char>(hex_value(static_cast<char>(c)));
-  return table;
-}();
-
-}  // namespace
-
 std::optional<HmacDigest> parse_signature(std::string_view header) {
   if (header.size() != 3 + 2 * std::tuple_size_v<HmacDigest> || !header.starts_with("v1=")) return std::nullopt;
   HmacDigest mac{};
   int invalid = 0;  // negative once any digit was not hex (-1)
-  const auto* digits = reinterpret_cast<const unsigned char*>(header.data() + 3);
   for (std::size_t i = 0; i < mac.size(); ++i) {
-    const int hi = kHexDigits[digits[2 * i]], lo = kHexDigits[digits[2 * i + 1]];
+    const int hi = hex_value(header[3 + 2 * i]), lo = hex_value(header[4 + 2 * i]);
     invalid |= hi | lo;
     mac[i] = static_cast<unsigned char>((hi & 0xF) << 4 | (lo & 0xF));
   }
@@ -84,10 +72,6 @@ SignatureCheck check_signature(const HmacKey& key, std::span<const std::string_v
   if (!mac) return SignatureCheck::mac_failed;
   return CRYPTO_memcmp(mac->data(), given->data(), given->size()) == 0 ? SignatureCheck::matches
                                                                         : SignatureCheck::differs;
-}
-
-SignatureCheck check_signature(std::string_view secret, std::string_view canonical, std::string_view header) {
-  return check_signature(HmacKey(secret), canonical, header);
 }
 
 namespace {

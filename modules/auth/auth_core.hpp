@@ -38,7 +38,6 @@ SignatureCheck check_signature(const HmacKey& key, std::string_view canonical, s
 // The same over the canonical string's pieces, never joined (the edge's path).
 SignatureCheck check_signature(const HmacKey& key, std::span<const std::string_view> canonical,
                                std::string_view header);
-SignatureCheck check_signature(std::string_view secret, std::string_view canonical, std::string_view header);
 
 using mr::Timestamp;
 // RFC 3339 in UTC: YYYY-MM-DDTHH:MM:SS[.1-9 digits](Z|+00:00), upper-case T

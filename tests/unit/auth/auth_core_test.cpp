@@ -44,11 +44,11 @@ Test(auth_core, signature_either_case_and_format) {
   const std::string canonical = canonical_string("ts", "GET", "/api/v1/x", kEmpty);
   std::string upper = kVector;
   for (std::size_t i = 3; i < upper.size(); ++i) upper[i] = static_cast<char>(std::toupper(upper[i]));
-  cr_expect(check_signature("secret", canonical, kVector) == SignatureCheck::matches);
-  cr_expect(check_signature("secret", canonical, upper) == SignatureCheck::matches);
-  cr_expect(check_signature("Secret", canonical, kVector) == SignatureCheck::differs);
-  cr_expect(check_signature("secret", canonical + "x", kVector) == SignatureCheck::differs);
-  cr_expect(check_signature("secret", canonical, "v1=zz") == SignatureCheck::differs);
+  cr_expect(check_signature(mr::HmacKey("secret"), canonical, kVector) == SignatureCheck::matches);
+  cr_expect(check_signature(mr::HmacKey("secret"), canonical, upper) == SignatureCheck::matches);
+  cr_expect(check_signature(mr::HmacKey("Secret"), canonical, kVector) == SignatureCheck::differs);
+  cr_expect(check_signature(mr::HmacKey("secret"), canonical + "x", kVector) == SignatureCheck::differs);
+  cr_expect(check_signature(mr::HmacKey("secret"), canonical, "v1=zz") == SignatureCheck::differs);
   cr_expect(!parse_signature(kVector.substr(3)));
   cr_expect(!parse_signature("V1=" + kVector.substr(3)));
   cr_expect(!parse_signature(kVector + "0"));
@@ -56,7 +56,7 @@ Test(auth_core, signature_either_case_and_format) {
 }
 
 // Every byte at or next to the hex ranges' edges, in every position: the
-// masks in hex_value must accept exactly 0-9, a-f and A-F.
+// table behind hex_value must accept exactly 0-9, a-f and A-F.
 Test(auth_core, signature_digits_decoded_exactly) {
   for (int b = 0; b < 256; ++b) {
     const char c = static_cast<char>(b);
