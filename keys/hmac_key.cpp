@@ -3,10 +3,10 @@
 // OpenSSL 3 marks the SHA256_* functions deprecated in favour of EVP. They
 // stay here on purpose: a SHA256_CTX is a plain struct that copies by
 // value, so the key's padded states are absorbed once and a request costs
-// two struct copies and three hashes' worth of blocks. Through EVP the same
-// HMAC allocated and freed four provider contexts per request
-// (EVP_MD_CTX_copy_ex dup, EVP_MAC_init's re-key copy), about 1 µs of an
-// nginx worker's time per signed request (bench/RESULTS.md).
+// two struct copies and the message's blocks. Through EVP the HMAC and the
+// body hash allocated and freed four provider contexts per signed request
+// (EVP_MAC_init's re-key and HMAC_Final each dup one); leaving EVP cut an
+// nginx worker's CPU per signed request by about 0.5 µs (bench/RESULTS.md).
 #define OPENSSL_SUPPRESS_DEPRECATED
 #include <openssl/crypto.h>
 #include <openssl/sha.h>

@@ -23,8 +23,8 @@ class HmacKey {
   HmacKey& operator=(const HmacKey&) = delete;
 
   bool valid() const { return ctx_ != nullptr; }
-  // HMAC-SHA256(secret, data); nullopt when OpenSSL fails. Reuses one
-  // context: not for concurrent use (an nginx worker is one thread).
+  // HMAC-SHA256(secret, data); nullopt when OpenSSL fails. Works on copies
+  // of the key's states: const, and safe from any thread.
   std::optional<HmacDigest> digest(std::string_view data) const;
   // The same over the pieces one after another, as if joined.
   std::optional<HmacDigest> digest(std::span<const std::string_view> pieces) const;

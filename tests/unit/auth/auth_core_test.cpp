@@ -19,6 +19,13 @@ const std::string kVector = "v1=846dbec8087972b8caa9d46b93b550b939ebb02dfaae2ec7
 
 Test(auth_core, empty_body_hash) { cr_expect_eq(sha256_hex(""), kEmpty); }
 
+// FIPS 180-2's one- and two-block messages, the second hashed in pieces.
+Test(auth_core, sha256_known_answers) {
+  cr_expect_eq(sha256_hex("abc"), std::string("ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"));
+  cr_expect_eq(mr::sha256_hex({"abcdbcdecdefdefgefghfghighijhijk", "ijkljklmklmnlmnomnopnopq"}),
+               std::string("248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"));
+}
+
 Test(auth_core, streaming_hash_equals_one_shot) {
   cr_expect_eq(std::string(mr::view(mr::sha256_hex_inline({"hello ", "world"}))), sha256_hex("hello world"));
   cr_expect_eq(std::string(mr::view(mr::sha256_hex_inline("hello world"))), sha256_hex("hello world"));
