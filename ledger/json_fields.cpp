@@ -143,7 +143,7 @@ bool is_storable_utf8(std::string_view s) {
 }
 
 std::optional<std::int64_t> clamped_integer_token(std::string_view body, const char* object, const char* key) {
-  rapidjson::Document raw;
+  JsonDocument raw;
   raw.Parse<rapidjson::kParseNumbersAsStringsFlag | rapidjson::kParseIterativeFlag>(body.data(), body.size());
   if (raw.HasParseError() || !raw.IsObject()) return std::nullopt;
   const auto o = raw.FindMember(object);
@@ -203,34 +203,33 @@ std::optional<std::string> structure_problem(const rapidjson::Value& root) {
 
 }  // namespace
 
-std::optional<rapidjson::Document> parse_object(std::string_view body, std::string& why) {
+bool parse_object(std::string_view body, rapidjson::Document& d, std::string& why) {
   // RapidJSON reads a NUL as the end of its input and skips a UTF-8 BOM, so
   // "{...}\0anything" and a BOM-prefixed body would parse: refused first.
   if (body.find('\0') != std::string_view::npos) {
     why = "The body is not valid JSON: it contains a NUL byte.";
-    return std::nullopt;
+    return false;
   }
   if (body.starts_with("\xEF\xBB\xBF")) {
     why = "The body is not valid JSON: it starts with a byte order mark.";
-    return std::nullopt;
+    return false;
   }
-  rapidjson::Document d;
   // Iterative: a deeply nested body cannot exhaust the worker's stack.
   d.Parse<rapidjson::kParseValidateEncodingFlag | rapidjson::kParseIterativeFlag>(body.data(), body.size());
   if (d.HasParseError()) {
     why = std::string("The body is not valid JSON: ") + rapidjson::GetParseError_En(d.GetParseError()) +
           " (at byte " + std::to_string(d.GetErrorOffset()) + ").";
-    return std::nullopt;
+    return false;
   }
   if (!d.IsObject()) {
     why = "The body must be a JSON object.";
-    return std::nullopt;
+    return false;
   }
   if (auto problem = structure_problem(d)) {
     why = "The body is not valid JSON: " + *problem;
-    return std::nullopt;
+    return false;
   }
-  return d;
+  return true;
 }
 
 // Recursion depth is bounded by parse_object's kMaxDepth.

@@ -13,6 +13,7 @@
 #include <rapidjson/stringbuffer.h>
 
 #include "ledger/errors.hpp"
+#include "ledger/json_document.hpp"
 
 namespace mr::ledger {
 
@@ -65,8 +66,8 @@ std::string join(const std::string& path, const char* key);
 
 // Parses a body that must be one strict JSON object: no NUL byte, no BOM,
 // nothing after the value, no key twice in an object, at most 32 nested
-// containers. nullopt with the reason (an invalid_request message).
-std::optional<rapidjson::Document> parse_object(std::string_view body, std::string& why);
+// containers. false with the reason (an invalid_request message).
+bool parse_object(std::string_view body, rapidjson::Document& d, std::string& why);
 
 // True when "clubId" appears as a key anywhere in a document parse_object
 // accepted (its depth limit bounds the recursion).

@@ -32,7 +32,7 @@ class OpsPending final : public Pending {
     const std::string_view v = result.value(0, 0);
     if (shape_ == Shape::metrics_text) return Response{200, std::string(v), false, kPrometheusContentType};
     if (shape_ == Shape::ready) return Response{200, R"({"ok":true,"data":{"status":"ready"}})", false};
-    rapidjson::Document d;
+    JsonDocument d;
     d.Parse(v.data(), v.size());
     auto body = d.HasParseError() ? std::nullopt : ok_body([&](JsonWriter& w) { return d.Accept(w); });
     if (!body) return Response{500, render_error(ErrorCode::internal_error, "", request_id), false};
@@ -100,11 +100,13 @@ Prepared route_ops(const Request& r) {
         std::optional<std::string> reason;
         if (verb == "fail") {
           std::string why;
-          auto doc = parse_object(r.body.empty() ? "{}" : r.body, why);
-          if (!doc) return ops_fail(r, ErrorCode::invalid_request, why);
+          JsonDocument doc;
+          if (!parse_object(r.body.empty() ? "{}" : r.body, doc, why)) {
+            return ops_fail(r, ErrorCode::invalid_request, why);
+          }
           std::vector<FieldProblem> problems;
           Fields f(problems);
-          reason = f.text(*doc, "", "reason", 500);
+          reason = f.text(doc, "", "reason", 500);
           if (!problems.empty()) {
             return Response{400, render_error(ErrorCode::invalid_request, "", r.request_id, problems), false};
           }

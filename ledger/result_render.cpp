@@ -8,6 +8,7 @@
 #include <rapidjson/writer.h>
 
 #include "ledger/errors.hpp"
+#include "ledger/json_document.hpp"
 
 namespace mr::ledger {
 
@@ -15,7 +16,7 @@ Response render_result(std::string_view result_json, std::string_view request_id
   const auto internal = [&] {
     return Response{500, render_error(ErrorCode::internal_error, "", request_id), false};
   };
-  rapidjson::Document d;
+  JsonDocument d;
   d.Parse(result_json.data(), result_json.size());
   if (d.HasParseError() || !d.IsObject() || !d.HasMember("outcome") || !d["outcome"].IsString()) {
     return internal();
@@ -58,7 +59,7 @@ bool write_number(JsonWriter& w, std::string_view text) {
   std::int64_t v = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
   if (ec == std::errc() && end == text.data() + text.size()) return w.Int64(v);
-  rapidjson::Document d;
+  JsonDocument d;
   d.Parse(text.data(), text.size());
   return !d.HasParseError() && d.IsNumber() && d.Accept(w);
 }

@@ -31,9 +31,9 @@ void put(Writer& w, const char* key, const std::optional<std::int64_t>& v) {
 Parsed build(std::string_view body, const char* op,
              const std::function<void(const rapidjson::Document&, Fields&, Writer&)>& read) {
   std::string why;
-  auto doc = parse_object(body, why);
-  if (!doc) return Error{ErrorCode::invalid_request, why, {}};
-  if (contains_club_id(*doc)) {
+  JsonDocument doc;
+  if (!parse_object(body, doc, why)) return Error{ErrorCode::invalid_request, why, {}};
+  if (contains_club_id(doc)) {
     return Error{ErrorCode::invalid_request, "The club is taken from the key; remove clubId.",
                  {{"clubId", "is not accepted"}}};
   }
@@ -42,7 +42,7 @@ Parsed build(std::string_view body, const char* op,
   rapidjson::StringBuffer out;
   Writer w(out);
   w.StartObject();
-  read(*doc, f, w);
+  read(doc, f, w);
   w.EndObject();
   if (!problems.empty()) {
     return Error{ErrorCode::invalid_request, "The body does not match the endpoint schema.", std::move(problems)};

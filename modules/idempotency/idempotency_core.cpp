@@ -7,6 +7,7 @@
 #include <rapidjson/writer.h>
 
 #include "keys/hmac_key.hpp"
+#include "ledger/json_document.hpp"
 #include "modules/common/digest.hpp"
 
 namespace mr::idempotency {
@@ -82,7 +83,7 @@ std::string done_record(std::string_view fingerprint, int status, std::string_vi
 }
 
 std::optional<Record> parse_record(std::string_view text) {
-  rapidjson::Document d;
+  mr::ledger::JsonDocument d;
   d.Parse(text.data(), text.size());
   if (d.HasParseError() || !d.IsObject()) return std::nullopt;
   const auto str = [&d](const char* k) -> const rapidjson::Value* {
@@ -119,7 +120,7 @@ Decision decide(const Record& existing, std::string_view fingerprint) {
 bool storable(int status, std::string_view body) {
   if (status >= 200 && status < 300) return true;
   if (status != 404 && status != 409 && status != 422) return false;
-  rapidjson::Document d;
+  mr::ledger::JsonDocument d;
   d.Parse(body.data(), body.size());
   if (d.HasParseError() || !d.IsObject()) return false;
   auto error = d.FindMember("error");
