@@ -740,6 +740,28 @@ Test(validation, strict_json) {
   cr_expect_eq(immediate(req("POST", "/api/v1/members", shallow)).status, 0);
 }
 
+// JsonDocument keeps its first 4 KiB in the object and chains 4 KiB chunks
+// after it: a body of about 200 KiB (strings longer than a chunk, many
+// members) reads back whole, and so does a small one.
+Test(validation, documents_past_the_first_chunk_read_back_whole) {
+  std::string body = "{";
+  for (int i = 0; i < 2000; ++i) body += "\"k" + std::to_string(i) + "\":\"" + std::string(64, 'a' + i % 26) + "\",";
+  const std::string big(9000, 'z');
+  body += "\"big\":\"" + big + "\"}";
+  cr_assert_gt(body.size(), 100 * mr::ledger::kJsonChunkBytes / 4);
+  mr::ledger::JsonDocument d;
+  std::string why;
+  cr_assert(mr::ledger::parse_object(body, d, why), "%s", why.c_str());
+  cr_expect_eq(d.MemberCount(), 2001u);
+  cr_expect_eq(std::string(d["k1999"].GetString()), std::string(64, 'a' + 1999 % 26));
+  cr_expect_eq(std::string(d["big"].GetString(), d["big"].GetStringLength()), big);
+  mr::ledger::JsonDocument small;
+  cr_assert(mr::ledger::parse_object(R"({"a":"b"})", small, why));
+  cr_expect_eq(std::string(small["a"].GetString()), "b");
+  cr_expect(!mr::ledger::parse_object("[1]", small, why));
+  cr_expect_eq(why, "The body must be a JSON object.");
+}
+
 // A query parameter's raw name is client bytes: never echoed back, and an
 // answer is valid UTF-8 whatever a message quotes.
 Test(queries, unknown_names_are_not_echoed) {
