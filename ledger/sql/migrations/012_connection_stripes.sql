@@ -71,6 +71,7 @@ CREATE OR REPLACE FUNCTION mr_write_batch(p_batch jsonb) RETURNS SETOF jsonb
 LANGUAGE plpgsql AS $$
 DECLARE
   v_key bigint;
+  v_club bigint;
   v_now_ms bigint;
 BEGIN
   IF EXISTS (SELECT 1 FROM jsonb_array_elements(p_batch) r WHERE r->>0 <> 'settle') THEN
@@ -92,10 +93,11 @@ BEGIN
                                           WHERE club_id = (r->>1)::bigint
                                             AND external_id = r->6->>'externalMemberId' LIMIT 1) m)
   ORDER BY member_id FOR UPDATE;
-  -- This connection's stripe of each club in the batch, by club.
-  PERFORM 1 FROM club_pool_stripes
-  WHERE stripe = mr_pool_stripe() AND club_id IN (SELECT (r->>1)::bigint FROM jsonb_array_elements(p_batch) r)
-  ORDER BY club_id FOR UPDATE;
+  -- This connection's stripe of each club in the batch, by club: one
+  -- primary-key probe each (a batch almost always holds one club).
+  FOR v_club IN SELECT DISTINCT (r->>1)::bigint FROM jsonb_array_elements(p_batch) r ORDER BY 1 LOOP
+    PERFORM 1 FROM club_pool_stripes WHERE club_id = v_club AND stripe = mr_pool_stripe() FOR UPDATE;
+  END LOOP;
   v_now_ms := (extract(epoch FROM clock_timestamp()) * 1000)::bigint;
 
   RETURN QUERY
