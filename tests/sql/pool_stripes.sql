@@ -60,6 +60,8 @@ BEGIN
     PERFORM dblink_disconnect('stripe_b');
   END LOOP;
   ASSERT v_b <> v_a, 'no second connection on another stripe';
+  -- A parallel worker would compute its own process id's stripe.
+  ASSERT (SELECT proparallel FROM pg_proc WHERE oid = 'mr_pool_stripe'::regproc) = 'r', 'mr_pool_stripe is parallel safe';
   SELECT jsonb_object_agg(stripe, points) INTO v_before FROM club_pool_stripes WHERE club_id = v_club;
 
   -- a: an award for m0, left uncommitted (its stripe row stays locked).

@@ -27,7 +27,9 @@
 -- mr_pool_stripe(); its member lock now finds and locks the members in one
 -- statement (the two it replaces took an array variable, which PL/pgSQL
 -- planned again on every call: 0.12 ms of a lone batch's 0.8 ms).
-CREATE FUNCTION mr_pool_stripe() RETURNS smallint LANGUAGE sql STABLE PARALLEL SAFE AS $$
+-- PARALLEL RESTRICTED, as pg_backend_pid() is: a parallel worker has a
+-- process id of its own and would name another stripe.
+CREATE FUNCTION mr_pool_stripe() RETURNS smallint LANGUAGE sql STABLE PARALLEL RESTRICTED AS $$
   SELECT (pg_backend_pid() % 16)::smallint
 $$;
 
