@@ -49,6 +49,8 @@ struct Ctx {
   bool owner = false;            // this request holds the pending record
   bool settled = false;          // the final answer was stored (or released)
   bool claim_unknown = false;    // the claim got no answer: Redis may hold it
+  bool confirming = false;        // a pending record was seen: one GET asks again
+  bool confirm_failed = false;    // that GET could not be sent
   bool capture_ok = true;
   int response_status = 0;
   std::string key, fingerprint, response_body;
@@ -164,11 +166,41 @@ ngx_int_t answer(Ctx* ctx, const idem::Record& record) {
   return NGX_ERROR;
 }
 
-// Decides from Redis's answer: ngx_http_finalize_request's rc, or
-// NGX_DECLINED to let the request go on.
+void on_claim_reply(Ctx* ctx, const redisReply* reply);
+
+// A pending record with this request's fingerprint may belong to a request
+// that has already been answered: its stored answer was written to Redis
+// before that answer went out, but on another worker's connection, and
+// Redis may read this claim first when both arrive in one pass of its event
+// loop. So before answering idempotency_in_progress, ask once more: Redis
+// reads every ready connection in each pass, so this GET, sent after the
+// claim's reply, comes after every command written before the claim was.
+// True: the GET is on its way and its reply continues the request.
+bool confirm_pending(Ctx* ctx) {
+  if (ctx->confirming || ctx->in_handler || !g_redis) return false;
+  ctx->confirming = true;
+  ctx->call = g_redis->command({"GET", ctx->key}, [ctx](const redisReply* reply) {
+    if (ctx->call == nullptr) {  // answered inside command(): not sent
+      ctx->confirm_failed = true;
+      return;
+    }
+    on_claim_reply(ctx, reply);
+  });
+  return ctx->call != nullptr && !ctx->confirm_failed;
+}
+
+// Decides from Redis's answer: ngx_http_finalize_request's rc, NGX_AGAIN
+// while a confirming GET is on its way, or NGX_DECLINED to let the request
+// go on.
 ngx_int_t decide(Ctx* ctx, const redisReply* reply) {
   using Outcome = mr::metrics::Idempotency;
   ngx_http_request_t* r = ctx->r;
+  if (ctx->confirming && (reply == nullptr || reply->type == REDIS_REPLY_ERROR)) {
+    // The claim saw a pending record and Redis cannot say more: as before.
+    ctx->outcome = "in_progress";
+    count(Outcome::in_progress);
+    return mr::ngx::send_error(r, mr::ErrorCode::idempotency_in_progress);
+  }
   if (reply == nullptr || reply->type == REDIS_REPLY_ERROR) {
     ctx->outcome = "bypass";
     count(Outcome::bypassed);
@@ -176,6 +208,12 @@ ngx_int_t decide(Ctx* ctx, const redisReply* reply) {
                   "mr_idempotency: Redis unavailable (%s); going on to the database path",
                   reply ? reply->str : "no reply");
     ctx->claim_unknown = reply == nullptr && !ctx->pending.empty();
+    return NGX_DECLINED;
+  }
+  if (reply->type == REDIS_REPLY_NIL && ctx->confirming) {
+    // Released or expired since the claim: not ours; the database decides.
+    ctx->outcome = "bypass";
+    count(Outcome::bypassed);
     return NGX_DECLINED;
   }
   if (reply->type == REDIS_REPLY_NIL) {
@@ -199,6 +237,9 @@ ngx_int_t decide(Ctx* ctx, const redisReply* reply) {
     return NGX_DECLINED;
   }
   if (g_cache && record->done) g_cache->put(ctx->key, *record, mr::ngx::wall_clock_ms());
+  if (idem::decide(*record, ctx->fingerprint) == idem::Decision::in_progress && confirm_pending(ctx)) {
+    return NGX_AGAIN;
+  }
   return answer(ctx, *record);
 }
 
@@ -211,6 +252,7 @@ void on_claim_reply(Ctx* ctx, const redisReply* reply) {
   } catch (...) {
     rc = NGX_DECLINED;
   }
+  if (rc == NGX_AGAIN) return;  // still waiting, holding the request (never in_handler)
   ctx->status = rc == NGX_DECLINED ? NGX_DECLINED : NGX_DONE;
   if (ctx->in_handler) {
     if (rc != NGX_DECLINED) ctx->status = rc;  // the handler returns it
