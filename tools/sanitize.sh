@@ -41,19 +41,36 @@ export UBSAN_OPTIONS="halt_on_error=1:abort_on_error=1:print_stacktrace=1:suppre
 export LSAN_OPTIONS="suppressions=$repo/tools/lsan.supp:print_suppressions=0"
 export MR_BUILD_DIR=$build
 
+# LeakSanitizer's own crash while it stops the world at a process's exit
+# ("Tracer caught signal 11 ... LeakSanitizer has encountered a fatal
+# error"; google/sanitizers#1353) is the tool failing, not a finding. Seen
+# in nginx workers leaving after a reload, about one sanitized pass in ten:
+# the worker then dies on SIGABRT and the test that watches its error log
+# fails.
+lsan_crash_only() {
+  grep -q "LeakSanitizer has encountered a fatal error" "$1" && ! grep -q "ERROR: \|runtime error" "$1"
+}
+only_lsan_crashes() {
+  compgen -G "$logs/*" >/dev/null || return 1
+  for f in "$logs"/*; do lsan_crash_only "$f" || return 1; done
+}
+
 rc=0
 # Not the package tests: a package is the release build (an instrumented
 # module cannot run in the stock nginx without the preload the package
 # cannot give it); they run in the normal pass.
 (cd "$build" && ctest --output-on-failure --timeout 600 -LE package "$@") || rc=$?
+# Failed tests, and no sanitizer log but such crashes: those tests run once
+# more. A test that fails again, or any real report, still fails the pass.
+if [ $rc -ne 0 ] && only_lsan_crashes; then
+  echo "sanitize.sh: LeakSanitizer crashed (not a report); running the failed tests once more" >&2
+  rc=0
+  (cd "$build" && ctest --output-on-failure --timeout 600 -LE package --rerun-failed) || rc=$?
+fi
 if compgen -G "$logs/*" >/dev/null; then
   for f in "$logs"/*; do
     echo "==== $f"; cat "$f"
-    # LeakSanitizer's own crash while it stops the world at a process's
-    # exit ("Tracer caught signal 11 ... LeakSanitizer has encountered a
-    # fatal error"; seen once in an nginx worker leaving after a reload) is
-    # the tool failing, not a finding: shown, not failed. Anything else is.
-    if grep -q "LeakSanitizer has encountered a fatal error" "$f" && ! grep -q "ERROR: \|runtime error" "$f"; then
+    if lsan_crash_only "$f"; then
       echo "sanitize.sh: $f is LeakSanitizer failing, not a report" >&2
     else
       rc=1
