@@ -50,7 +50,6 @@ struct Ctx {
   bool settled = false;          // the final answer was stored (or released)
   bool claim_unknown = false;    // the claim got no answer: Redis may hold it
   bool confirming = false;        // a pending record was seen: one GET asks again
-  bool confirm_failed = false;    // that GET could not be sent
   bool capture_ok = true;
   int response_status = 0;
   std::string key, fingerprint, response_body;
@@ -179,14 +178,13 @@ void on_claim_reply(Ctx* ctx, const redisReply* reply);
 bool confirm_pending(Ctx* ctx) {
   if (ctx->confirming || ctx->in_handler || !g_redis) return false;
   ctx->confirming = true;
+  // command() returns null exactly when it already ran the callback (with
+  // no reply, inside this call, while ctx->call is still null): then
+  // nothing is sent and the caller answers from the pending record.
   ctx->call = g_redis->command({"GET", ctx->key}, [ctx](const redisReply* reply) {
-    if (ctx->call == nullptr) {  // answered inside command(): not sent
-      ctx->confirm_failed = true;
-      return;
-    }
-    on_claim_reply(ctx, reply);
+    if (ctx->call != nullptr) on_claim_reply(ctx, reply);
   });
-  return ctx->call != nullptr && !ctx->confirm_failed;
+  return ctx->call != nullptr;
 }
 
 // Decides from Redis's answer: ngx_http_finalize_request's rc, NGX_AGAIN
