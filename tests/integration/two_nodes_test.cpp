@@ -105,3 +105,38 @@ Test(two_nodes, a_retry_on_the_other_node_right_after_the_answer_replays_it) {
   cr_expect_eq(wrong, 0, "%d of 400 retries were not replays; the first: %s", wrong, first_wrong.c_str());
   cr_expect_eq(points_balance(c, id), 400);
 }
+
+// Contract §3: the same key while the first request is still being
+// processed is idempotency_in_progress with Retry-After: 1 (the confirming
+// GET above must still say so when the record really is pending), and once
+// the first is answered, a retry replays it. A session holding the
+// member's row for 3 s keeps the first request inside PostgreSQL.
+Test(two_nodes, a_duplicate_while_the_first_runs_is_in_progress_then_replays) {
+  auto c = client("A");
+  const std::string id = onboard_member(c, "club-a");
+  const std::string key = unique("kip"), body = settle_body("club-a", id, unique("txip"), 500);
+  const std::string psql = "psql '" + env("MR_DSN") + "' -XAtq ";
+  sh(psql + "-c \"BEGIN; SELECT 1 FROM members WHERE external_id = '" + id +
+     "' FOR UPDATE; SELECT pg_sleep(3); COMMIT\" >/dev/null 2>&1 &");
+  cr_assert_eq(sh("for i in $(seq 100); do " + psql +
+                  "-c \"SELECT 1 FROM pg_stat_activity WHERE wait_event = 'PgSleep'\" | grep -q 1 && exit 0; "
+                  "sleep 0.02; done; exit 1"),
+               0, "the row lock was not taken");
+  HttpResponse first;
+  std::thread running([&] { first = c.post("/api/v1/transactions/settled", body, key); });
+  // Its claim is in Redis: the pending record.
+  const int claimed = sh("for i in $(seq 200); do [ -n \"$(" + redis_cli() + "--scan --pattern 'mr:idem:*:" + key +
+                         "')\" ] && exit 0; sleep 0.01; done; exit 1");
+  MrClient node2(env("MR_NODE2_BASE_URL"), env("MR_KEY_A_ID"), env("MR_KEY_A_SECRET"));
+  auto during = node2.post("/api/v1/transactions/settled", body, key);
+  running.join();
+  cr_assert_eq(claimed, 0, "no claim in Redis");
+  EXPECT_ERROR(during, 409, "idempotency_in_progress");
+  cr_expect_eq(header(during, "retry-after"), std::string("1"));
+  cr_assert_eq(first.status, 200, "%s", first.body.c_str());
+  auto after = node2.post("/api/v1/transactions/settled", body, key);
+  cr_expect_eq(after.status, 200);
+  cr_expect_eq(after.body, first.body);
+  cr_expect_eq(header(after, "x-mr-idempotent-replay"), std::string("true"));
+  cr_expect_eq(points_balance(c, id), 5);
+}
