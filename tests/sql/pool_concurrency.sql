@@ -7,22 +7,11 @@
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS dblink;
 
-CREATE TEMP TABLE race AS SELECT 'sql-race-' || txid_current() AS ref, NULL::bigint AS club;
-
--- 32 members, a pool of exactly 200 points (20 awards of 10) and one member
--- with a funded history for the same-member race.
-DO $$
-DECLARE
-  v_ref text := (SELECT ref FROM race);
-  v_club bigint;
-BEGIN
-  INSERT INTO clubs (partner_ref, name, earn_rate_bp, currencies) VALUES (v_ref, 'R', 100, '{GBP}')
-  RETURNING club_id INTO v_club;
-  UPDATE race SET club = v_club;
-  INSERT INTO members (club_id, external_id, first_name, last_name, email)
-  SELECT v_club, 'm' || i, 'A', 'B', 'a@b.c' FROM generate_series(0, 31) i;
-  PERFORM mr_pool_topup(v_ref, 200);
-END $$;
+-- 32 members and a pool of exactly 200 points (20 awards of 10).
+\set club_prefix sql-race
+\set club_members 32
+\set club_pool 200
+\ir include/test_club.sql
 
 -- Runs p_statements spread over 8 connections, each statement alone in its
 -- own transaction, up to 8 at a time; returns each statement's jsonb result
@@ -78,13 +67,13 @@ CREATE FUNCTION pg_temp.settle_sql(p_member text, p_tx text, p_amount bigint) RE
     'req', jsonb_build_object('partnerRef', ref, 'eventId', 'ev', 'occurredAt', '2026-11-22T10:00:00Z',
       'externalMemberId', p_member, 'externalTransactionId', p_tx, 'merchantId', 'shop', 'merchantName', 'Shop',
       'amountMinor', p_amount, 'currency', 'GBP', 'settledAt', '2026-11-22T10:00:00Z'))
-  FROM race
+  FROM test_club
 $$;
 
 DO $$
 DECLARE
-  v_ref text := (SELECT ref FROM race);
-  v_club bigint := (SELECT club FROM race);
+  v_ref text := (SELECT ref FROM test_club);
+  v_club bigint := (SELECT club FROM test_club);
   v_results text[];
   v_ok int;
   v_refused int;
@@ -109,12 +98,12 @@ BEGIN
 END $$;
 
 -- Committed on its own: the driver below must hold no row the workers need.
-SELECT mr_pool_topup(ref, 100000) IS NOT NULL AS topped_up FROM race \gset
+SELECT mr_pool_topup(ref, 100000) IS NOT NULL AS topped_up FROM test_club \gset
 
 DO $$
 DECLARE
-  v_ref text := (SELECT ref FROM race);
-  v_club bigint := (SELECT club FROM race);
+  v_ref text := (SELECT ref FROM test_club);
+  v_club bigint := (SELECT club FROM test_club);
   v_results text[];
   v_sql text[];
   v_before bigint;

@@ -9,33 +9,24 @@
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS dblink;
 
-CREATE TEMP TABLE stripes_club AS SELECT 'sql-stripes-' || txid_current() AS ref, NULL::bigint AS club;
-
-DO $$
-DECLARE
-  v_ref text := (SELECT ref FROM stripes_club);
-  v_club bigint;
-BEGIN
-  INSERT INTO clubs (partner_ref, name, earn_rate_bp, currencies) VALUES (v_ref, 'S', 100, '{GBP}')
-  RETURNING club_id INTO v_club;
-  UPDATE stripes_club SET club = v_club;
-  -- Consecutive member ids: m0, m16 and m32 fell on one stripe under 002.
-  INSERT INTO members (club_id, external_id, first_name, last_name, email)
-  SELECT v_club, 'm' || i, 'A', 'B', 'a@b.c' FROM generate_series(0, 47) i;
-  PERFORM mr_pool_topup(v_ref, 16000);  -- 1,000 points a stripe
-END $$;
+-- Consecutive member ids: m0, m16 and m32 fell on one stripe under 002;
+-- 1,000 points a stripe.
+\set club_prefix sql-stripes
+\set club_members 48
+\set club_pool 16000
+\ir include/test_club.sql
 
 CREATE FUNCTION pg_temp.settle_cmd(p_member text, p_tx text) RETURNS jsonb LANGUAGE sql AS $$
   SELECT jsonb_build_object('partnerRef', ref, 'eventId', 'ev', 'occurredAt', '2026-11-22T10:00:00Z',
     'externalMemberId', p_member, 'externalTransactionId', p_tx, 'merchantId', 'shop', 'merchantName', 'Shop',
     'amountMinor', 1000, 'currency', 'GBP', 'settledAt', '2026-11-22T10:00:00Z')
-  FROM stripes_club
+  FROM test_club
 $$;
 
 DO $$
 DECLARE
-  v_ref text := (SELECT ref FROM stripes_club);
-  v_club bigint := (SELECT club FROM stripes_club);
+  v_ref text := (SELECT ref FROM test_club);
+  v_club bigint := (SELECT club FROM test_club);
   v_dsn text := format('host=%s port=%s dbname=%s user=%s',
                        coalesce(host(inet_server_addr()), split_part(current_setting('unix_socket_directories'), ',', 1)),
                        current_setting('port'), current_database(), current_user);

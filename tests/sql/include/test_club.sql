@@ -1,0 +1,13 @@
+-- Included (\ir) by the SQL tests that need committed data (dblink): a club
+-- whose partner ref is :club_prefix-<txid>, so every run leaves its own
+-- club behind, with members m0 .. m<:club_members - 1> and a pool of
+-- :club_pool points. Its ref and id stay in the temp table test_club.
+CREATE TEMP TABLE test_club AS SELECT :'club_prefix' || '-' || txid_current() AS ref, NULL::bigint AS club;
+WITH created AS (
+  INSERT INTO clubs (partner_ref, name, earn_rate_bp, currencies)
+  SELECT ref, 'Test', 100, '{GBP}' FROM test_club RETURNING club_id
+)
+UPDATE test_club SET club = (SELECT club_id FROM created);
+INSERT INTO members (club_id, external_id, first_name, last_name, email)
+SELECT club, 'm' || i, 'A', 'B', 'a@b.c' FROM test_club, generate_series(0, :club_members - 1) i;
+SELECT mr_pool_topup(ref, :club_pool) IS NOT NULL AS club_topped_up FROM test_club \gset
