@@ -11,6 +11,7 @@
 #include "modules/ledger/partner_handler.hpp"
 #include "modules/ledger/payout_simulator.hpp"
 #include "modules/ledger/pool_metrics.hpp"
+#include "modules/ledger/settle_gate.hpp"
 #include "modules/ledger/statement_run.hpp"
 
 extern "C" ngx_module_t ngx_http_mr_ledger_module;
@@ -43,6 +44,7 @@ ngx_int_t postconfiguration(ngx_conf_t* cf) {
       ngx_http_conf_get_module_main_conf(cf, ngx_http_core_module));
   if (!mr::ngx::add_phase_handler(cmcf, NGX_HTTP_CONTENT_PHASE, content_handler)) return NGX_ERROR;
   const mr_ledger_main_conf_t* mcf = main_conf(cf);
+  if (mcf->used && !glue::install_settle_gate(cmcf)) return NGX_ERROR;
   if (mcf->used || mcf->simulator) {
     const ngx_module_t* auth = mr::ngx::auth_module(cf, "mr_ledger");
     if (auth == nullptr || !mr::conf::ledger_refusals_pass(cf, mcf, auth->ctx_index)) return NGX_ERROR;

@@ -572,9 +572,22 @@ Pool::Pool(Settings settings, ngx_log_t* log) : settings_(std::move(settings)), 
   // Warm up: connections are ready before the first request when the
   // database is up; when it is not, requests answer service_unavailable.
   for (auto& c : connections_) c->connect();
+  wake_.data = this;
+  wake_.log = log_;
+  wake_.handler = [](ngx_event_t* ev) noexcept {
+    auto* pool = static_cast<Pool*>(ev->data);
+    try {
+      pool->dispatch();
+    } catch (...) {
+      ngx_log_error(NGX_LOG_ALERT, pool->log(), 0, "mr_ledger: out of memory sending queued settles");
+    }
+  };
 }
 
 Pool::~Pool() {
+  if (wake_.posted) {  // a multi-statement macro: the braces are needed
+    ngx_delete_posted_event(&wake_);
+  }
   for (auto& c : connections_) {
     for (auto& job : c->abandon()) {
       if (job->timer.timer_set) ngx_del_timer(&job->timer);
@@ -666,6 +679,32 @@ std::vector<std::unique_ptr<Job>> Pool::take_batch() {
   return batch;
 }
 
+std::uint64_t Pool::settle_arriving() {
+  const std::uint64_t ticket = next_ticket_++;
+  arriving_.insert(ticket);
+  return ticket;
+}
+
+void Pool::settle_arrived(std::uint64_t ticket) {
+  arriving_.erase(ticket);
+  const bool released = awaited_ != 0 && (arriving_.empty() || *arriving_.begin() > awaited_);
+  if (released && !wake_.posted) {
+    ngx_post_event(&wake_, &ngx_posted_events);
+  }
+}
+
+// A connection could take the queued settles now: they wait while a settle
+// that was on its way when this wait began has not arrived, unless a full
+// batch is already queued. Settles that set out later are not waited for,
+// so a steady stream cannot hold the queue.
+bool Pool::settles_wait() {
+  if (arriving_.empty()) return false;
+  const auto queued = std::count_if(queue_.begin(), queue_.end(), [](const auto& j) { return j->batchable; });
+  if (static_cast<std::size_t>(queued) >= kBatchLimit) return false;
+  if (awaited_ == 0) awaited_ = *arriving_.rbegin();
+  return *arriving_.begin() <= awaited_;
+}
+
 void Pool::dispatch() {
   // A callback run from here may submit again: that job just queues.
   if (dispatching_) return;
@@ -681,7 +720,12 @@ void Pool::dispatch() {
       }
       break;
     }
+    if ((*it)->batchable && settles_wait()) {
+      ++it;
+      continue;
+    }
     if ((*it)->batchable) {
+      awaited_ = 0;
       // The first settle that can go is the oldest queued (the others
       // before it were held back by the same limit, which is now free).
       auto batch = take_batch();

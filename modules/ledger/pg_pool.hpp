@@ -9,7 +9,11 @@
 // no wait; reads may queue on a connection that is still busy with reads;
 // settles that queued while every connection was busy, or while
 // settle_connections connections ran settles, go together as one
-// mr_write_batch. A lone request is sent at once, never held back.
+// mr_write_batch. A free connection takes the queued settles once the
+// settles that were already on their way to the pool when it could take
+// them (past authentication, their idempotency claim at Redis) have
+// arrived: one Redis round trip at most, and none when nothing is on its
+// way, so a lone request is sent at once, and no timer holds anything.
 #pragma once
 
 #include <cstdint>
@@ -17,6 +21,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -95,6 +100,16 @@ class Pool {
 
   Stats stats() const;
 
+  // Settles of this worker past authentication that have not reached the
+  // pool yet (their idempotency claim is at Redis). A settle that finds a
+  // connection free waits for the ones that were already on their way when
+  // it came, so they share its batch and its commit: at most one Redis
+  // round trip, never for a settle that comes later, and not at all when
+  // none is on its way. arriving() hands out a ticket; arrived() takes it
+  // back when the settle is submitted or answered without the ledger.
+  std::uint64_t settle_arriving();
+  void settle_arrived(std::uint64_t ticket);
+
   // Internal, for Connection.
   void on_idle(Connection& c);
   void on_broken(Connection& c);
@@ -110,6 +125,7 @@ class Pool {
   Connection* connection_for(const Job& job) const;
   bool settles_at_limit() const;
   std::vector<std::unique_ptr<Job>> take_batch();
+  bool settles_wait();
 
   Settings settings_;
   ngx_log_t* log_;
@@ -117,6 +133,10 @@ class Pool {
   std::deque<std::unique_ptr<Job>> queue_;
   Stats counters_;
   bool dispatching_ = false;
+  std::set<std::uint64_t> arriving_;  // tickets of settles on their way
+  std::uint64_t next_ticket_ = 1;
+  std::uint64_t awaited_ = 0;  // queued settles wait for tickets up to this one (0: none)
+  ngx_event_t wake_{};         // posted when the awaited settles have all arrived
 };
 
 }  // namespace mr::pg

@@ -3,6 +3,7 @@
 #include <new>
 
 #include "modules/common/http_json.hpp"
+#include "modules/ledger/settle_gate.hpp"
 
 namespace mr::ngx::ledger {
 namespace {
@@ -103,6 +104,7 @@ ngx_int_t run_prepared(ngx_http_request_t* r, mr::ledger::Prepared prepared) {
   job->batchable = waiting->pending->query().batchable && job->traceparent.empty();
   job->done = [r, waiting](mr::pg::Outcome&& outcome) { on_outcome(r, waiting, std::move(outcome)); };
   waiting->job = job.get();
+  settle_reached_pool(r);
   // submit may answer at once (queue full, database unreachable): the
   // callback has then already finalized the request.
   pool->submit(std::move(job));

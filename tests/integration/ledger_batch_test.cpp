@@ -293,3 +293,37 @@ Test(batch, reads_and_other_writes_pass_held_back_settles) {
   cr_expect_eq(wrong.load(), 0);
   cr_expect_eq(gate_answers.ok.load(), kGate, "the held-back settles did not all go once the gate opened");
 }
+
+// Settles that reach the pool while its connections are free go as one
+// batch per worker, not a lone statement for each of the first ones to come
+// (each with a commit of its own): the first to arrive waits for the settles
+// already past authentication. Here Redis holds every idempotency claim for
+// 150 ms (below mr_redis_timeout), so the whole wave is on its way when the
+// first one arrives. Before the wait, a worker sent its first two alone
+// (settle_connections 2) and the rest as a third transaction.
+Test(batch, a_wave_on_free_connections_goes_as_one_batch_per_worker) {
+  auto c = client("A");
+  constexpr int kWave = 12;
+  const auto members = onboard(c, "club-a", kWave, "wave");
+  const std::string run = unique("wave");
+  cr_assert_eq(sh(redis_cli() + "CLIENT PAUSE 150 WRITE | grep -qx OK"), 0);
+  std::vector<HttpResponse> answers(kWave);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kWave; ++i) {
+    threads.emplace_back([&, i] {
+      answers[static_cast<std::size_t>(i)] = client("A").post(
+          "/api/v1/transactions/settled",
+          settle_body("club-a", members[static_cast<std::size_t>(i)], unique("wtx"), 1000), run + "-" + std::to_string(i));
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (const auto& r : answers) cr_assert_eq(r.status, 200, "%s", r.body.c_str());
+
+  Pg pg = connect_db();
+  // One transaction a worker (the fixture runs two): records of one
+  // transaction share its now().
+  const int transactions = std::stoi(one(pg.get(), "SELECT count(DISTINCT created_at) FROM idempotency_records "
+                                                   "WHERE idem_key LIKE '" + run + "-%'"));
+  cr_expect(transactions <= 2, "%d transactions for one wave of %d settles", transactions, kWave);
+  for (const auto& id : members) cr_expect_eq(i64(data_of(c.get("/api/v1/members/" + id + "/balance")), "pointsBalance"), 10);
+}
