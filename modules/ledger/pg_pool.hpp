@@ -12,8 +12,8 @@
 // mr_write_batch. A free connection takes the queued settles once the
 // settles that were already on their way to the pool when it could take
 // them (past authentication, their idempotency claim at Redis) have
-// arrived: one Redis round trip at most, and none when nothing is on its
-// way, so a lone request is sent at once, and no timer holds anything.
+// arrived: that claim's Redis round trip at most, and no wait when nothing
+// is on its way, so a lone request is sent at once; no timer holds one.
 #pragma once
 
 #include <cstdint>
@@ -103,9 +103,9 @@ class Pool {
   // Settles of this worker past authentication that have not reached the
   // pool yet (their idempotency claim is at Redis). A settle that finds a
   // connection free waits for the ones that were already on their way when
-  // it came, so they share its batch and its commit: at most one Redis
-  // round trip, never for a settle that comes later, and not at all when
-  // none is on its way. arriving() hands out a ticket; arrived() takes it
+  // it came, so they share its batch and its commit: at most their claim's
+  // Redis round trip, never for a settle that comes later, and not at all
+  // when none is on its way. arriving() hands out a ticket; arrived() takes it
   // back when the settle is submitted or answered without the ledger.
   std::uint64_t settle_arriving();
   void settle_arrived(std::uint64_t ticket);

@@ -3,8 +3,9 @@
 // past authentication holds a ticket from the access phase, before its
 // idempotency claim goes to Redis, until it is submitted or answered in any
 // other way (a replay, a refusal, an error: the header filter), or at the
-// latest until its request is freed (a client gone). So a ticket is held at
-// most one Redis command (mr_redis_timeout) past the access phase.
+// latest until its request is freed (a client gone). So a ticket is held
+// for the idempotency claim's Redis commands past the access phase: one,
+// two when a pending record is confirmed, each bounded by mr_redis_timeout.
 #pragma once
 
 #include "lua-free-config/nginx.hpp"
