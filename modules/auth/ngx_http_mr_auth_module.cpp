@@ -52,11 +52,7 @@ void destroy_ctx(void* data) { static_cast<AuthCtx*>(data)->~AuthCtx(); }
 // of a verified request answered by an error page still names its key.
 const AuthCtx* surviving_ctx(ngx_http_request_t* r) {
   if (const AuthCtx* ctx = get_ctx(r->main); ctx != nullptr) return ctx;
-  if (!r->main->internal) return nullptr;
-  for (ngx_pool_cleanup_t* cln = r->main->pool->cleanup; cln != nullptr; cln = cln->next) {
-    if (cln->handler == destroy_ctx) return static_cast<const AuthCtx*>(cln->data);
-  }
-  return nullptr;
+  return static_cast<const AuthCtx*>(mr::ngx::redirected_ctx(r, destroy_ctx));
 }
 
 // Decides the request once its body is read: the verified key, or the

@@ -20,6 +20,14 @@ ngx_module_t* find_auth_module(ngx_module_t** modules, ngx_uint_t count) {
 
 }  // namespace
 
+void* redirected_ctx(ngx_http_request_t* r, ngx_pool_cleanup_pt handler) {
+  if (!r->main->internal) return nullptr;
+  for (ngx_pool_cleanup_t* cln = r->main->pool->cleanup; cln != nullptr; cln = cln->next) {
+    if (cln->handler == handler) return cln->data;
+  }
+  return nullptr;
+}
+
 const ngx_module_t* auth_module(ngx_conf_t* cf, const char* directive) {
   if (const ngx_module_t* m = find_auth_module(cf->cycle->modules, cf->cycle->modules_n)) return m;
   ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,

@@ -43,6 +43,12 @@ struct RequestContext {
   mutable std::string fingerprint_;
 };
 
+// A module's ctx that outlives an internal redirect (error_page clears every
+// module's ctx slot): the one held by the cleanup with `handler` in the main
+// request's pool, when the main request was redirected; nullptr otherwise.
+// The caller looks in its ctx slot first.
+void* redirected_ctx(ngx_http_request_t* r, ngx_pool_cleanup_pt handler);
+
 inline constexpr std::string_view kAuthModuleName = "ngx_http_mr_auth_module";
 
 // At postconfiguration: the loaded auth module, or nullptr with a one-line

@@ -7,6 +7,7 @@
 #include "lua-free-config/ledger_conf.hpp"
 #include "modules/common/http_json.hpp"
 #include "modules/common/phases.hpp"
+#include "modules/common/request_context.hpp"
 #include "modules/ledger/statement_run.hpp"
 
 extern "C" ngx_module_t ngx_http_mr_ledger_module;
@@ -34,11 +35,7 @@ void ticket_cleanup(void* data) { give_back(static_cast<Ticket*>(data)); }
 // module's ctx) the ticket still in the request pool.
 Ticket* ticket_of(ngx_http_request_t* r) {
   if (auto* ticket = static_cast<Ticket*>(ngx_http_get_module_ctx(r->main, ngx_http_mr_ledger_module))) return ticket;
-  if (!r->main->internal) return nullptr;
-  for (ngx_pool_cleanup_t* cln = r->main->pool->cleanup; cln != nullptr; cln = cln->next) {
-    if (cln->handler == ticket_cleanup) return static_cast<Ticket*>(cln->data);
-  }
-  return nullptr;
+  return static_cast<Ticket*>(redirected_ctx(r, ticket_cleanup));
 }
 
 ngx_int_t gate_handler(ngx_http_request_t* r) {

@@ -117,20 +117,6 @@ Test(edge, large_unsigned_body_is_unauthorized) {
   }
 }
 
-namespace {
-
-// The limited server's access log lines (mr_json) whose requestId is `id`.
-std::string log_line(const std::string& id) {
-  std::ifstream in(env("MR_STACK_DIR") + "/nginx/logs/limited-access.log");
-  std::string found;
-  for (std::string line; std::getline(in, line);) {
-    if (line.find("\"requestId\":\"" + id + "\"") != std::string::npos) found = line;
-  }
-  return found;
-}
-
-}  // namespace
-
 // 300 unsigned requests naming club E's real key id used to spend E's rate
 // limit (limit_req ran on the raw header before the signature): now they are
 // refused per client address, logged without key or club, and E's next
@@ -156,11 +142,11 @@ Test(edge, refused_requests_spend_the_address_not_the_key) {
   // Logged only once verified: the refused request names no key or club,
   // the signed one names both.
   usleep(200 * 1000);
-  const std::string refused_line = log_line(refused_id);
+  const std::string refused_line = mr::test::limited_log_line(refused_id);
   cr_assert(!refused_line.empty(), "no log line for %s", refused_id.c_str());
   cr_expect(refused_line.find("\"keyId\":\"\"") != std::string::npos, "%s", refused_line.c_str());
   cr_expect(refused_line.find("\"clubId\":\"\"") != std::string::npos, "%s", refused_line.c_str());
-  const std::string signed_line = log_line(mr::test::header(signed_get, "x-request-id"));
+  const std::string signed_line = mr::test::limited_log_line(mr::test::header(signed_get, "x-request-id"));
   cr_expect(signed_line.find("\"keyId\":\"" + key_id + "\"") != std::string::npos, "%s", signed_line.c_str());
 
   // Unknown key ids were never limited; now the address is.
@@ -197,7 +183,7 @@ Test(edge, logged_route_has_no_raw_bytes) {
   cr_expect_neq(r.status, 429, "%s", r.body.c_str());
   const std::string id = mr::test::header(r, "x-request-id");
   usleep(200 * 1000);
-  const std::string line = log_line(id);
+  const std::string line = mr::test::limited_log_line(id);
   cr_assert(!line.empty(), "no log line for %s", id.c_str());
   cr_expect(line.find("\"route\":\"/api/v1/members/%FF<script>/balance\"") != std::string::npos, "%s", line.c_str());
 }

@@ -78,6 +78,13 @@ Test(error_pages, rate_limit_is_json_429) {
   cr_assert(limited > 0, "no 429 among %d requests", other);
   EXPECT_ERROR(last429, 429, "rate_limited");
   cr_expect_eq(mr::test::header(last429, "retry-after"), std::string("1"));
+  // Answered by error_page's redirect to /mr-error, which clears every
+  // module's ctx: the log line still names the verified key (the auth ctx
+  // found in the request pool, modules/common redirected_ctx).
+  const std::string line = mr::test::limited_log_line(mr::test::header(last429, "x-request-id"));
+  cr_assert(!line.empty(), "no log line for the 429");
+  cr_expect(line.find("\"keyId\":\"" + env("MR_KEY_B_ID") + "\"") != std::string::npos, "%s", line.c_str());
+  cr_expect(line.find("\"status\":429") != std::string::npos, "%s", line.c_str());
 }
 
 Test(error_pages, nginx_request_errors_are_json) {

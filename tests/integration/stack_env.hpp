@@ -6,6 +6,7 @@
 #include <map>
 #include <stdexcept>
 #include <ctime>
+#include <fstream>
 #include <string>
 
 #include <unistd.h>
@@ -78,6 +79,17 @@ inline std::string nginx_command() {
 // call it from many threads: a plain int counter gave two threads the same
 // id now and then (two requests with one idempotency key and different
 // bodies: a spurious duplicate_idempotency_conflict).
+// The fixture's limited server logs every line at once (mr_json, no
+// buffer): its line whose requestId is `id`, or "".
+inline std::string limited_log_line(const std::string& id) {
+  std::ifstream in(env("MR_STACK_DIR") + "/nginx/logs/limited-access.log");
+  std::string found;
+  for (std::string line; std::getline(in, line);) {
+    if (line.find("\"requestId\":\"" + id + "\"") != std::string::npos) found = line;
+  }
+  return found;
+}
+
 inline std::string unique(const std::string& prefix) {
   static std::atomic<int> counter{0};
   return prefix + "-" + std::to_string(::getpid()) + "-" + std::to_string(std::time(nullptr)) +
