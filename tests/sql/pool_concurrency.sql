@@ -64,9 +64,7 @@ END $$;
 
 CREATE FUNCTION pg_temp.settle_sql(p_member text, p_tx text, p_amount bigint) RETURNS text LANGUAGE sql AS $$
   SELECT format('SELECT mr_write(%L, %s, %L, %L, %L, %L, %L::jsonb)::text', 'settle', club, ref, 'k-' || p_tx, 'f',
-    'req', jsonb_build_object('partnerRef', ref, 'eventId', 'ev', 'occurredAt', '2026-11-22T10:00:00Z',
-      'externalMemberId', p_member, 'externalTransactionId', p_tx, 'merchantId', 'shop', 'merchantName', 'Shop',
-      'amountMinor', p_amount, 'currency', 'GBP', 'settledAt', '2026-11-22T10:00:00Z'))
+    'req', pg_temp.settle_cmd(p_member, p_tx, p_amount))
   FROM test_club
 $$;
 

@@ -16,13 +16,6 @@ CREATE EXTENSION IF NOT EXISTS dblink;
 \set club_pool 16000
 \ir include/test_club.sql
 
-CREATE FUNCTION pg_temp.settle_cmd(p_member text, p_tx text) RETURNS jsonb LANGUAGE sql AS $$
-  SELECT jsonb_build_object('partnerRef', ref, 'eventId', 'ev', 'occurredAt', '2026-11-22T10:00:00Z',
-    'externalMemberId', p_member, 'externalTransactionId', p_tx, 'merchantId', 'shop', 'merchantName', 'Shop',
-    'amountMinor', 1000, 'currency', 'GBP', 'settledAt', '2026-11-22T10:00:00Z')
-  FROM test_club
-$$;
-
 DO $$
 DECLARE
   v_ref text := (SELECT ref FROM test_club);
