@@ -27,6 +27,27 @@ inline constexpr std::array<signed char, 256> kHexValues = [] {
   return table;
 }();
 constexpr int hex_value(char ch) { return kHexValues[static_cast<unsigned char>(ch)]; }
+// Hex digits two to a byte into `out`, for exactly 2 * N digits; false if
+// any is not a hex digit. For a fixed run of digits (a signature's 64): the
+// nibble loop is plain arithmetic that GCC turns into vector code, about 4x
+// faster than hex_value per digit, whose table lookups it vectorised into
+// byte loads from vector stores that stalled (bench/RESULTS.md).
+template <std::size_t N>
+bool hex_decode(std::string_view hex, std::array<unsigned char, N>& out) {
+  if (hex.size() != 2 * N) return false;
+  unsigned char nibbles[2 * N];
+  unsigned char bad = 0;
+  for (std::size_t i = 0; i < 2 * N; ++i) {
+    const auto c = static_cast<unsigned char>(hex[i]);
+    const auto digit = static_cast<unsigned char>(c - '0');
+    const auto letter = static_cast<unsigned char>((c | 0x20) - 'a');  // either case
+    nibbles[i] = digit < 10 ? digit : static_cast<unsigned char>(letter + 10);
+    bad |= static_cast<unsigned char>(!(digit < 10 || letter < 6));
+  }
+  if (bad != 0) return false;
+  for (std::size_t i = 0; i < N; ++i) out[i] = static_cast<unsigned char>(nibbles[2 * i] << 4 | nibbles[2 * i + 1]);
+  return true;
+}
 
 // Identifiers (externalMemberId, partnerRef, path ids): space to tilde.
 inline bool is_printable_ascii(std::string_view s) {

@@ -50,13 +50,7 @@ std::string sign(std::string_view secret, std::string_view canonical) { return s
 std::optional<HmacDigest> parse_signature(std::string_view header) {
   if (header.size() != 3 + 2 * std::tuple_size_v<HmacDigest> || !header.starts_with("v1=")) return std::nullopt;
   HmacDigest mac{};
-  int invalid = 0;  // negative once any digit was not hex (-1)
-  for (std::size_t i = 0; i < mac.size(); ++i) {
-    const int hi = hex_value(header[3 + 2 * i]), lo = hex_value(header[4 + 2 * i]);
-    invalid |= hi | lo;
-    mac[i] = static_cast<unsigned char>((hi & 0xF) << 4 | (lo & 0xF));
-  }
-  if (invalid < 0) return std::nullopt;
+  if (!hex_decode(header.substr(3), mac)) return std::nullopt;
   return mac;
 }
 
