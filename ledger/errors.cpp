@@ -2,9 +2,7 @@
 
 #include <array>
 
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
-
+#include "ledger/json_text.hpp"
 #include "ledger/text_rules.hpp"
 
 namespace mr {
@@ -98,8 +96,7 @@ std::string render_error(ErrorCode code, std::string_view message,
   // Sized once for the envelope (no regrowth on every refusal the edge answers).
   std::size_t size = 128 + message.size() + request_id.size();
   for (const auto& d : details) size += 32 + d.field.size() + d.problem.size();
-  rapidjson::StringBuffer out(nullptr, size);
-  rapidjson::Writer<rapidjson::StringBuffer> w(out);
+  ledger::JsonText w(size);
   // Messages may quote client bytes: the answer stays valid UTF-8.
   const auto str = [&w](std::string_view s) {
     if (is_valid_utf8(s)) {
@@ -135,7 +132,7 @@ std::string render_error(ErrorCode code, std::string_view message,
   }
   w.EndObject();
   w.EndObject();
-  return {out.GetString(), out.GetSize()};
+  return w.str();
 }
 
 std::string render_error(const Error& error, std::string_view request_id) {

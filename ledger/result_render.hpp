@@ -6,28 +6,23 @@
 #include <string>
 #include <string_view>
 
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
-
 #include "ledger/api.hpp"
+#include "ledger/json_text.hpp"
 
 namespace mr::ledger {
-
-using JsonWriter = rapidjson::Writer<rapidjson::StringBuffer>;
 
 // The success envelope, {"ok":true,"data":...}, around what `data` writes;
 // false from `data` is a rendering failure (nullopt).
 template <class WriteData>
 std::optional<std::string> ok_body(WriteData&& data) {
-  rapidjson::StringBuffer out;
-  JsonWriter w(out);
+  JsonText w;
   w.StartObject();
   w.Key("ok");
   w.Bool(true);
   w.Key("data");
   if (!data(w)) return std::nullopt;
   w.EndObject();
-  return std::string(out.GetString(), out.GetSize());
+  return w.str();
 }
 
 Response render_result(std::string_view result_json, std::string_view request_id);

@@ -1,13 +1,15 @@
 #include "ledger/write_batch.hpp"
 
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
+#include "ledger/json_text.hpp"
 
 namespace mr::ledger {
 
 std::optional<std::string> write_batch_param(std::span<const Params* const> writes) {
-  rapidjson::StringBuffer out;
-  rapidjson::Writer<rapidjson::StringBuffer> w(out);
+  std::size_t size = 2;
+  for (const Params* p : writes) {
+    for (const auto& v : *p) size += 4 + (v ? v->size() : 0);
+  }
+  JsonText w(size);
   w.StartArray();
   for (const Params* p : writes) {
     if (p->size() != write_param::count) return std::nullopt;
@@ -25,7 +27,7 @@ std::optional<std::string> write_batch_param(std::span<const Params* const> writ
     w.EndArray();
   }
   w.EndArray();
-  return std::string(out.GetString(), out.GetSize());
+  return w.str();
 }
 
 bool same_idempotency_key(const Params& a, const Params& b) {

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "ledger/json_fields.hpp"
+#include "ledger/json_text.hpp"
 
 namespace mr::ledger {
 namespace {
@@ -12,7 +13,7 @@ namespace {
 constexpr std::int64_t kMaxAmount = 1000000000000;  // 10^12 minor units
 constexpr std::size_t kMaxName = 200;
 
-using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
+using Writer = JsonWriter;
 
 void put(Writer& w, const char* key, const std::optional<std::string>& v) {
   if (!v) return;
@@ -39,15 +40,14 @@ Parsed build(std::string_view body, const char* op,
   }
   std::vector<FieldProblem> problems;
   Fields f(problems);
-  rapidjson::StringBuffer out;
-  Writer w(out);
+  JsonText w(body.size());  // a command is about the body's size
   w.StartObject();
   read(doc, f, w);
   w.EndObject();
   if (!problems.empty()) {
     return Error{ErrorCode::invalid_request, "The body does not match the endpoint schema.", std::move(problems)};
   }
-  return WriteCommand{op, std::string(out.GetString(), out.GetSize())};
+  return WriteCommand{op, w.str()};
 }
 
 void read_wallet(const rapidjson::Value& member, Fields& f, Writer& w) {

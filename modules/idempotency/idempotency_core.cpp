@@ -3,11 +3,10 @@
 #include <openssl/crypto.h>
 
 #include <rapidjson/document.h>
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
 
 #include "keys/hmac_key.hpp"
 #include "ledger/json_document.hpp"
+#include "ledger/json_text.hpp"
 #include "modules/common/digest.hpp"
 
 namespace mr::idempotency {
@@ -15,8 +14,7 @@ namespace {
 
 std::string write_record(bool done, std::string_view fingerprint, int status, std::string_view body,
                          std::int64_t expires_ms) {
-  rapidjson::StringBuffer out;
-  rapidjson::Writer<rapidjson::StringBuffer> w(out);
+  ledger::JsonText w(96 + fingerprint.size() + body.size());
   w.StartObject();
   w.Key("state");
   w.String(done ? "done" : "pending");
@@ -33,7 +31,7 @@ std::string write_record(bool done, std::string_view fingerprint, int status, st
     }
   }
   w.EndObject();
-  return {out.GetString(), out.GetSize()};
+  return w.str();
 }
 
 }  // namespace
