@@ -62,6 +62,7 @@ std::optional<KeyCatalogue> load(std::string_view dsn, const MasterKey& master, 
       err = "club id \"" + id + "\" of key " + e.key_id + " is not an integer";
       return std::nullopt;
     }
+    e.club_id_text = std::to_string(e.club_id);
     e.partner_ref = pg::value(r.get(), i, 3);
     catalogue.add(std::move(e));
   }

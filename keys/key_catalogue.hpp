@@ -21,6 +21,7 @@ struct KeyEntry {
   std::int64_t club_id;
   std::string partner_ref;
   std::shared_ptr<const HmacKey> hmac;  // the secret keyed once for verification
+  std::string club_id_text;  // club_id in decimal, written once for every log line
 };
 
 class KeyCatalogue {

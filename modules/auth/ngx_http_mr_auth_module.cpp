@@ -219,13 +219,7 @@ ngx_int_t get_variable(ngx_http_request_t* r, ngx_http_variable_value_t* v, uint
   switch (field) {
     case VarField::key_id: return set_value(v, key != nullptr ? std::string_view(key->key_id) : "");
     case VarField::partner_ref: return set_value(v, key != nullptr ? std::string_view(key->partner_ref) : "");
-    case VarField::club_id: {
-      if (key == nullptr) return set_value(v, "");
-      auto* out = static_cast<u_char*>(ngx_pnalloc(r->pool, NGX_INT64_LEN));
-      if (out == nullptr) return NGX_ERROR;
-      const u_char* end = ngx_sprintf(out, "%L", static_cast<int64_t>(key->club_id));
-      return set_value(v, out, static_cast<std::size_t>(end - out));
-    }
+    case VarField::club_id: return set_value(v, key != nullptr ? std::string_view(key->club_id_text) : "");
     case VarField::unauthenticated_addr:
       if (ctx != nullptr && key == nullptr && ctx->refusal && g_binary_remote_addr_index != NGX_ERROR) {
         ngx_http_variable_value_t* addr = ngx_http_get_indexed_variable(r, g_binary_remote_addr_index);

@@ -328,6 +328,7 @@ Test(catalogue, loads_exactly_the_active_keys_of_the_environment) {
   cr_expect_eq(e->secret, a1.secret);
   cr_expect_eq(e->partner_ref, std::string("club-a"));
   cr_expect_eq(std::to_string(e->club_id), db.sql("SELECT club_id FROM clubs WHERE partner_ref = 'club-a'"));
+  cr_expect_eq(e->club_id_text, std::to_string(e->club_id));
   cr_expect(sandbox->find(a2.key_id) == nullptr, "revoked");
   cr_expect(sandbox->find(ap.key_id) == nullptr, "production key");
   cr_expect(sandbox->find(s1.key_id) == nullptr, "suspended club");

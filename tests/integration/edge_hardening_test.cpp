@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -148,6 +149,7 @@ Test(edge, refused_requests_spend_the_address_not_the_key) {
   cr_expect(refused_line.find("\"clubId\":\"\"") != std::string::npos, "%s", refused_line.c_str());
   const std::string signed_line = mr::test::limited_log_line(mr::test::header(signed_get, "x-request-id"));
   cr_expect(signed_line.find("\"keyId\":\"" + key_id + "\"") != std::string::npos, "%s", signed_line.c_str());
+  cr_expect(std::regex_search(signed_line, std::regex("\"clubId\":\"[1-9][0-9]*\"")), "%s", signed_line.c_str());
 
   // Unknown key ids were never limited; now the address is.
   mr::MrClient stranger(env("MR_LIMITED_URL"), "mrk_sbx_unknown", "x");

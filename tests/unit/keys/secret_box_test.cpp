@@ -103,8 +103,8 @@ Test(secret_box, key_shapes) {
 
 Test(key_catalogue, lookups) {
   mr::KeyCatalogue c;
-  c.add({"mrk_sbx_a", "s1", 1, "club-a", nullptr});
-  c.add({"mrk_sbx_b", "s2", 2, "club-b", nullptr});
+  c.add({"mrk_sbx_a", "s1", 1, "club-a", nullptr, "1"});
+  c.add({"mrk_sbx_b", "s2", 2, "club-b", nullptr, "2"});
   cr_expect_eq(c.size(), 2u);
   const mr::KeyEntry* a = c.find("mrk_sbx_a");
   cr_assert(a != nullptr);
