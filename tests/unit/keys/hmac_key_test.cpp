@@ -86,3 +86,21 @@ Test(hmac_key, one_key_serves_many_messages) {
   cr_expect_eq(hex_mac(key, "a message"), first);
   cr_expect_eq(first, openssl_mac("secret", "a message"));
 }
+
+// Pieces hash as the string they join into, whether they are joined on the
+// stack first (256 bytes or fewer) or fed one by one (longer).
+Test(hmac_key, pieces_digest_as_joined) {
+  const mr::HmacKey key("lE4BNLPUju9T2mJOAB0ts2rc2Tx_L323LeuxBX8A8DQ");
+  for (std::size_t len : {0, 1, 63, 64, 65, 120, 255, 256, 257, 600}) {
+    std::string whole(len, '\0');
+    for (std::size_t i = 0; i < len; ++i) whole[i] = static_cast<char>('a' + i % 26);
+    const std::string want = openssl_mac("lE4BNLPUju9T2mJOAB0ts2rc2Tx_L323LeuxBX8A8DQ", whole);
+    for (std::size_t cut = 0; cut <= len; cut += std::max<std::size_t>(1, len / 7)) {
+      const std::string_view w = whole;
+      const std::string_view pieces[] = {w.substr(0, cut / 2), "", w.substr(cut / 2, cut - cut / 2), w.substr(cut)};
+      const auto mac = key.digest(std::span<const std::string_view>(pieces));
+      cr_assert(mac.has_value());
+      cr_expect_eq(mr::to_hex(mac->data(), mac->size()), want, "length %zu cut at %zu", len, cut);
+    }
+  }
+}
