@@ -65,11 +65,16 @@ export MR_RATE_LIMIT=1000000r/s MR_RATE_BURST=1000000
 # plain access log; the edge location is configured as the partner API
 # (request ids, the mr_json log) with the ops listener's static /healthz as
 # a trivial content handler behind mr_auth. Both logs buffered as shipped.
+# reuseport: one listening socket per worker, so the kernel spreads each
+# slice's 32 connections over both workers by hash. With one shared socket
+# the split was whatever the first accepts made it, from 149:151 to 13:297
+# in CPU ticks, and a slice's rate followed the split rather than the code
+# (bench/RESULTS.md, "The edge's rate followed the workers' split").
 log_opts=${MR_BENCH_LOG_OPTS- buffer=64k flush=1s}
 mkdir -p "$dir/nginx/conf.d"
 cat > "$dir/nginx/conf.d/bench.conf" <<CONF
 server {
-    listen 127.0.0.1:$bench_port;
+    listen 127.0.0.1:$bench_port reuseport;
     location = /floor {
         access_log logs/floor-access.log combined$log_opts;
         return 200 '{"ok":true,"data":{"status":"ok"}}';
