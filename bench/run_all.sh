@@ -145,7 +145,8 @@ rows=()
 # row line rate p50 p99 failed nginx-µs/req ratio target
 row() { rows+=("$(printf '| %s | %s | %s | %s | %s | %s | %s | %s |' "$@")"); }
 field() { sed -n "s/.*\b$1=\([^ ]*\).*/\1/p" <<<"$2"; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
+# Three decimals: at two, 0.898 printed as 0.90 beside a target of 0.9.
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.3f", a / b; else print "n/a" }'; }
 # http NAME ARGS...: one mr_load run; sets rate, p50, p99, failed.
 # cpu_us: nginx workers' CPU time per answered request (/proc/<pid>/stat),
 # steadier than rates on a shared machine. run_secs overrides $secs.
