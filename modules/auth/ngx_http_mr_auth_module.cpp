@@ -108,11 +108,8 @@ void authenticate(ngx_http_request_t* r, AuthCtx* ctx) {
   }
 }
 
-// NGX_AGAIN while the rewrite handler is still on the stack (the body was
-// all there: nginx calls back at once), NGX_DONE once it returned to wait.
 void body_read(ngx_http_request_t* r) {
   AuthCtx* ctx = get_ctx(r);
-  const bool resume = ctx->status != NGX_AGAIN;
   try {
     authenticate(r, ctx);
   } catch (...) {
@@ -120,7 +117,7 @@ void body_read(ngx_http_request_t* r) {
   }
   ctx->status = NGX_DECLINED;
   r->write_event_handler = ngx_http_core_run_phases;
-  if (resume) ngx_http_core_run_phases(r);
+  ngx_http_core_run_phases(r);
 }
 
 // Rewrite phase: read the body and decide, before limit_req (preaccess)
@@ -137,18 +134,8 @@ ngx_int_t rewrite_handler(ngx_http_request_t* r) {
   ngx_http_set_ctx(r, ctx, ngx_http_mr_auth_module);
 
   r->request_body_in_single_buf = 1;
-  ctx->status = NGX_AGAIN;
   ngx_int_t rc = ngx_http_read_client_request_body(r, body_read);
   if (rc >= NGX_HTTP_SPECIAL_RESPONSE) return rc;
-  if (rc == NGX_OK && ctx->status == NGX_DECLINED) {
-    // Decided already (nearly every request: the body came with the
-    // headers): give back the reference reading took, as the NGX_DONE
-    // below would, and go on to the next handler instead of running the
-    // phases again from inside the body's callback.
-    r->main->count--;
-    return NGX_DECLINED;
-  }
-  ctx->status = NGX_DONE;
   ngx_http_finalize_request(r, NGX_DONE);
   return NGX_DONE;
 }

@@ -25,7 +25,7 @@ struct RequestContext {
   // from another build would read a different layout: refused, not misread.
   static constexpr std::uint32_t kLayout = 5;
   std::uint32_t layout = kLayout;
-  ngx_int_t status = NGX_DONE;        // the auth rewrite handler's answer when re-entered; NGX_AGAIN while it reads the body
+  ngx_int_t status = NGX_DONE;        // the auth rewrite handler's answer when re-entered
   const KeyEntry* key = nullptr;      // set once the signature verified
   // The edge's refusal, decided in the rewrite phase and answered in the
   // access phase, so limit_req (preaccess) in between sees who failed.
