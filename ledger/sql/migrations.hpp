@@ -18,6 +18,16 @@ struct Migration {
 
 std::span<const Migration> migrations();
 
+// A text a migration had on main before the file's, which a database may
+// have recorded; a later migration restates every difference
+// (migrations/SUPERSEDED), so mrctl migrate accepts it as that migration.
+struct EarlierText {
+  int version;
+  std::string_view sha256;
+};
+
+std::span<const EarlierText> earlier_texts();
+
 // A function a migration creates: its unquoted name (folded to lower case,
 // without a schema) and the text between its dollar quotes, which is what
 // PostgreSQL keeps in pg_proc.prosrc.

@@ -484,6 +484,40 @@ Test(migrate, a_changed_checksum_is_refused_and_nothing_is_applied) {
   expect_refused(db.mrctl({"migrate", "--to", "3"}), "002_ledger has changed");
 }
 
+// 012 had another text on main before 4d0853a and cbf9c20 edited it in
+// place (migrations/SUPERSEDED): a database that recorded that text migrates
+// on, and 013 restates both differences. The same checksum recorded for
+// another migration, or any other text of 012, is still refused.
+Test(migrate, an_earlier_text_a_later_migration_restates_is_accepted) {
+  std::string earlier;
+  for (const auto& e : mr::earlier_texts()) {
+    if (e.version == 12) earlier = std::string(e.sha256);
+  }
+  cr_assert_eq(earlier.size(), 64u, "012's earlier text is not embedded");
+  cr_assert_neq(earlier, std::string(migration(12).sha256));
+  {
+    Db db;
+    migrate(db, {"--to", "12"});
+    db.sql("UPDATE schema_migrations SET checksum = '" + earlier + "' WHERE version = 12");
+    const Migrated m = migrate(db);
+    cr_expect_eq(m.version, newest());
+    cr_expect_eq(m.applied, after(12));
+    cr_expect_eq(db.sql("SELECT checksum FROM schema_migrations WHERE version = 12"), earlier, "kept as applied");
+    // 013's corrections hold, whichever 012 ran.
+    cr_expect_eq(db.sql("SELECT proparallel FROM pg_proc WHERE proname = 'mr_pool_stripe'"), "r");
+    cr_expect_eq(migrate(db).applied, 0, "and again on the next run");
+  }
+  {
+    Db db;
+    migrate(db, {"--to", "12"});
+    db.sql("UPDATE schema_migrations SET checksum = repeat('1', 64) WHERE version = 12");
+    expect_refused(db.mrctl({"migrate"}), "migration 012_connection_stripes has changed");
+    db.sql("UPDATE schema_migrations SET checksum = '" + std::string(migration(12).sha256) + "' WHERE version = 12");
+    db.sql("UPDATE schema_migrations SET checksum = '" + earlier + "' WHERE version = 11");
+    expect_refused(db.mrctl({"migrate"}), "migration 011_plan_cached_helpers has changed");
+  }
+}
+
 Test(migrate, a_database_from_another_build_is_refused) {
   {
     Db db;

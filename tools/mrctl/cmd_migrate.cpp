@@ -4,10 +4,12 @@
 // SHA-256 of its text; a database whose recorded checksum, name or set of
 // migrations differs from this mrctl's is refused before anything is
 // applied: a migration never changes once applied, so a difference means
-// the database holds other SQL than the text this mrctl would build on.
+// the database holds other SQL than the text this mrctl would build on
+// (unless it is an earlier text a later migration restates whole).
 #include <climits>
 #include <iostream>
 #include <map>
+#include <string_view>
 
 #include "ledger/sql/migrations.hpp"
 #include "tools/mrctl/command.hpp"
@@ -37,6 +39,16 @@ void locked(Context& ctx, F&& body) {
     ctx.exec(kLock);
     body();
   });
+}
+
+// The recorded text is the file's, or an earlier one that a later
+// migration restates whole (migrations/SUPERSEDED).
+bool same_text(const Migration& m, std::string_view recorded) {
+  if (recorded == m.sha256) return true;
+  for (const auto& e : earlier_texts()) {
+    if (e.version == m.version && e.sha256 == recorded) return true;
+  }
+  return false;
 }
 
 Failure changed(const Migration& m, const std::string& recorded) {
@@ -103,7 +115,7 @@ int verify(Context& ctx) {
     applied.push_back(m);
     if (PQgetisnull(rows.get(), i, 2)) {
       adopting.push_back(m);
-    } else if (const std::string sum = pg::value(rows.get(), i, 2); sum != m->sha256) {
+    } else if (const std::string sum = pg::value(rows.get(), i, 2); !same_text(*m, sum)) {
       throw changed(*m, sum);
     }
   }
@@ -148,7 +160,7 @@ int migrate(Context& ctx) {
                            {std::to_string(m.version)});
       if (PQntuples(done.get()) > 0) {
         // Applied since verify() by another mrctl: it must have been ours.
-        if (pg::value(done.get(), 0, 0) != m.name || pg::value(done.get(), 0, 1) != m.sha256) {
+        if (pg::value(done.get(), 0, 0) != m.name || !same_text(m, pg::value(done.get(), 0, 1))) {
           throw changed(m, pg::value(done.get(), 0, 1));
         }
         return;
