@@ -2,12 +2,14 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <map>
 #include <stdexcept>
 #include <ctime>
 #include <fstream>
 #include <string>
+#include <thread>
 
 #include <unistd.h>
 
@@ -75,21 +77,27 @@ inline std::string nginx_command() {
   return (preload != nullptr && *preload != 0 ? "LD_PRELOAD='" + std::string(preload) + "' " : "") + "nginx";
 }
 
+// The fixture's limited server logs every line at once (mr_json, no
+// buffer): its line whose requestId is `id`, or "". nginx writes the line
+// in its log phase, after the answer is sent, so a client can read the
+// answer first: this looks again for up to two seconds.
+inline std::string limited_log_line(const std::string& id) {
+  for (int attempt = 0; attempt < 40; ++attempt) {
+    std::ifstream in(env("MR_STACK_DIR") + "/nginx/logs/limited-access.log");
+    std::string found;
+    for (std::string line; std::getline(in, line);) {
+      if (line.find("\"requestId\":\"" + id + "\"") != std::string::npos) found = line;
+    }
+    if (!found.empty()) return found;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return {};
+}
+
 // Unique per test process and call, for ids that must not collide. Tests
 // call it from many threads: a plain int counter gave two threads the same
 // id now and then (two requests with one idempotency key and different
 // bodies: a spurious duplicate_idempotency_conflict).
-// The fixture's limited server logs every line at once (mr_json, no
-// buffer): its line whose requestId is `id`, or "".
-inline std::string limited_log_line(const std::string& id) {
-  std::ifstream in(env("MR_STACK_DIR") + "/nginx/logs/limited-access.log");
-  std::string found;
-  for (std::string line; std::getline(in, line);) {
-    if (line.find("\"requestId\":\"" + id + "\"") != std::string::npos) found = line;
-  }
-  return found;
-}
-
 inline std::string unique(const std::string& prefix) {
   static std::atomic<int> counter{0};
   return prefix + "-" + std::to_string(::getpid()) + "-" + std::to_string(std::time(nullptr)) +
