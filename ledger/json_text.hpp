@@ -4,10 +4,7 @@
 // A default StringBuffer and Writer each allocate an allocator object from
 // malloc before their first byte; here both use one shared CrtAllocator
 // (it holds no state), which takes two of the five allocations a refusal's
-// JSON made at the edge (bench/RESULTS.md). The types stay StringBuffer and
-// Writer<StringBuffer> on purpose: RapidJSON's SSE2 string scan
-// (RAPIDJSON_SSE2, CMakeLists.txt) is written for exactly that writer, and
-// a pool-allocated writer without it cost more than the allocations saved.
+// JSON made at the edge (bench/RESULTS.md).
 #pragma once
 
 #include <cstddef>
