@@ -4,9 +4,9 @@
 // modules read; answers a refusal in the access phase, after limit_req
 // (preaccess) has charged it to the client address; exports $mr_key_id,
 // $mr_club_id, $mr_partner_ref (verified keys only), $mr_unauthenticated_addr,
-// $mr_route and $mr_request_id for logs and limit_req, stamps X-Request-Id on every
-// response and answers nginx's own errors with the JSON envelope
-// (mr_json_error). Directives: lua-free-config/auth_conf.
+// $mr_route, $mr_request_id and $mr_log_fields (modules/auth/access_log) for
+// logs and limit_req, stamps X-Request-Id on every response and answers
+// nginx's own errors with the JSON envelope (mr_json_error). Directives: lua-free-config/auth_conf.
 #include <chrono>
 #include <new>
 
@@ -14,6 +14,7 @@
 #include "ledger/errors.hpp"
 #include "ledger/read_requests.hpp"
 #include "lua-free-config/auth_conf.hpp"
+#include "modules/auth/access_log.hpp"
 #include "modules/auth/auth_core.hpp"
 #include "modules/auth/catalogue_load.hpp"
 #include "modules/auth/metrics_zone.hpp"
@@ -164,28 +165,9 @@ ngx_int_t header_filter(ngx_http_request_t* r) {
   return next_header_filter(r);
 }
 
-enum class VarField : uintptr_t { key_id, club_id, partner_ref, request_id, unauthenticated_addr, route };
+enum class VarField : uintptr_t { key_id, club_id, partner_ref, request_id, unauthenticated_addr, route, log_fields };
 
 ngx_int_t g_binary_remote_addr_index = NGX_ERROR;
-
-// $uri with every byte outside printable ASCII (and '%', '"', '\\')
-// percent-encoded into `out` (3 bytes per byte at most): a log line holds
-// no raw client bytes. Returns the length written.
-std::size_t printable_route(std::string_view uri, u_char* out) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  u_char* at = out;
-  for (char ch : uri) {
-    const auto c = static_cast<unsigned char>(ch);
-    if (c > 0x20 && c < 0x7f && c != '%' && c != '"' && c != '\\') {
-      *at++ = c;
-    } else {
-      *at++ = '%';
-      *at++ = static_cast<u_char>(kHex[c >> 4]);
-      *at++ = static_cast<u_char>(kHex[c & 0xF]);
-    }
-  }
-  return static_cast<std::size_t>(at - out);
-}
 
 // v names `len` bytes that outlive the request's log phase (the request
 // pool, or the key catalogue the request's ctx already points into); none
@@ -207,12 +189,9 @@ ngx_int_t set_value(ngx_http_variable_value_t* v, std::string_view value) {
 ngx_int_t get_variable(ngx_http_request_t* r, ngx_http_variable_value_t* v, uintptr_t data) {
   const auto field = static_cast<VarField>(data);
   if (field == VarField::request_id) return mr::ngx::generate_request_id(r, v);
-  if (field == VarField::route) {
-    auto* out = static_cast<u_char*>(ngx_pnalloc(r->pool, 3 * r->uri.len + 1));
-    if (out == nullptr) return NGX_ERROR;
-    return set_value(v, out, printable_route(mr::ngx::view(r->uri), out));
-  }
+  if (field == VarField::route) return mr::auth::route_value(r, v);
   const AuthCtx* ctx = surviving_ctx(r);
+  if (field == VarField::log_fields) return mr::auth::log_fields_value(r, v, ctx);
   // Only a verified key is named: a request that merely names one is
   // neither charged to its rate limit nor logged as its club's.
   const mr::KeyEntry* key = ctx != nullptr ? ctx->key : nullptr;
@@ -228,6 +207,7 @@ ngx_int_t get_variable(ngx_http_request_t* r, ngx_http_variable_value_t* v, uint
       return set_value(v, "");
     case VarField::request_id:
     case VarField::route:
+    case VarField::log_fields:
       break;  // answered above
   }
   return set_value(v, "");
@@ -246,6 +226,7 @@ ngx_int_t add_variables(ngx_conf_t* cf) {
       {ngx_string("mr_request_id"), VarField::request_id, 0},
       {ngx_string("mr_unauthenticated_addr"), VarField::unauthenticated_addr, NGX_HTTP_VAR_NOCACHEABLE},
       {ngx_string("mr_route"), VarField::route, NGX_HTTP_VAR_NOCACHEABLE},
+      {ngx_string("mr_log_fields"), VarField::log_fields, NGX_HTTP_VAR_NOCACHEABLE},
   };
   for (auto& var : vars) {
     ngx_http_variable_t* v = ngx_http_add_variable(cf, &var.name, var.flags);
@@ -287,7 +268,7 @@ ngx_int_t postconfiguration(ngx_conf_t* cf) {
   next_header_filter = ngx_http_top_header_filter;
   ngx_http_top_header_filter = header_filter;
 
-  if (mr::ngx::init_request_id(cf) != NGX_OK) return NGX_ERROR;
+  if (mr::ngx::init_request_id(cf) != NGX_OK || mr::auth::init_access_log(cf) != NGX_OK) return NGX_ERROR;
   ngx_str_t binary_remote_addr = ngx_string("binary_remote_addr");
   g_binary_remote_addr_index = ngx_http_get_variable_index(cf, &binary_remote_addr);
   if (g_binary_remote_addr_index == NGX_ERROR) return NGX_ERROR;

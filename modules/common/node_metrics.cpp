@@ -72,6 +72,10 @@ std::optional<mr::ErrorCode> error_code(ngx_http_request_t* r) {
   return name ? mr::code_from_name(*name) : std::nullopt;
 }
 
+std::string_view route_name_text(ngx_http_request_t* r) { return value_of(r, g_route_index).value_or(""); }
+
+std::string_view error_code_text(ngx_http_request_t* r) { return value_of(r, g_code_index).value_or(""); }
+
 namespace {
 
 ngx_int_t static_value(ngx_http_variable_value_t* v, std::string_view value) {

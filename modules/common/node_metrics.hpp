@@ -32,6 +32,9 @@ void set_route(ngx_http_request_t* r, mr::ledger::Route route);
 void note_error_code(ngx_http_request_t* r, std::string_view body);
 mr::ledger::Route route(ngx_http_request_t* r);
 std::optional<mr::ErrorCode> error_code(ngx_http_request_t* r);
+// The same two as the log shows them ("" when unset).
+std::string_view route_name_text(ngx_http_request_t* r);
+std::string_view error_code_text(ngx_http_request_t* r);
 
 // The auth module's preconfiguration: defines $mr_traceparent (the valid
 // W3C header, else empty), $mr_route_name (set by the ops listener, else

@@ -223,6 +223,53 @@ Test(edge, logged_route_has_no_raw_bytes) {
   cr_expect(line.find("\"route\":\"/api/v1/members/%FF<script>/balance\"") != std::string::npos, "%s", line.c_str());
 }
 
+// mr_json is written unescaped ($mr_log_fields escapes what it holds, the
+// rest is nginx's time, status and counters): hostile bytes in the path, in
+// headers the edge reads and in the method leave every line a JSON object,
+// and the signed request's route holds them percent-encoded.
+Test(edge, every_access_log_line_is_json_whatever_the_client_sent) {
+  auto c = mr::MrClient(env("MR_LIMITED_URL"), env("MR_KEY_A_ID"), env("MR_KEY_A_SECRET"));
+  const std::string path = "/api/v1/members/%22%5C%1F%1A%0A%FF/balance";
+  auto headers = c.signed_headers("GET", path, "");
+  headers.emplace_back("traceparent", "00-\"\\\x1f-x");
+  headers.emplace_back("X-MR-Idempotency-Key", "k\"\\\x1f");
+  const Raw signed_get = raw_exchange(env("MR_LIMITED_URL"), {request_head("GET", path, headers) + "\r\n"});
+  cr_assert_neq(signed_get.status, 0L, "%s", signed_get.all.c_str());
+  const Raw named_key = raw_exchange(
+      env("MR_LIMITED_URL"),
+      {request_head("GET", "/api/v1/members/m/balance", {{"X-MR-Key-Id", "mrk\"\\\x1f\x1a"}}) + "\r\n"});
+  // 429 when the rate test beside this one has spent the address's zone.
+  cr_expect(named_key.status == 401 || named_key.status == 429, "%s", named_key.all.c_str());
+  const Raw bad_method = raw_exchange(env("MR_LIMITED_URL"), {"GE\"T / HTTP/1.1\r\nHost: x\r\n\r\n"});
+  cr_expect_eq(bad_method.status, 400L, "%s", bad_method.all.c_str());
+
+  // nginx logs after the answer (after a lingering close, for the bad
+  // request line): wait for each line by its request id.
+  std::vector<std::string> lines;
+  for (const Raw* r : {&signed_get, &named_key, &bad_method}) {
+    const auto at = r->head.find("X-Request-Id: ");
+    cr_assert_neq(at, std::string::npos, "%s", r->head.c_str());
+    const std::string id = r->head.substr(at + 14, 32);
+    lines.push_back(mr::test::limited_log_line(id));
+    cr_assert(!lines.back().empty(), "no log line for %s", id.c_str());
+  }
+  rapidjson::Document d = mr::parse_json(lines[0]);
+  cr_assert(d.IsObject(), "%s", lines[0].c_str());
+  cr_expect_eq(std::string(d["route"].GetString()), "/api/v1/members/%22%5C%1F%1A%0A%FF/balance", "%s",
+               lines[0].c_str());
+  cr_expect_eq(std::string(d["traceparent"].GetString()), "", "%s", lines[0].c_str());
+  cr_expect_eq(std::string(d["keyId"].GetString()), env("MR_KEY_A_ID"), "%s", lines[0].c_str());
+
+  // And every line of the log, whichever test wrote it.
+  std::ifstream in(env("MR_STACK_DIR") + "/nginx/logs/limited-access.log");
+  for (std::string each; std::getline(in, each);) {
+    rapidjson::Document e;
+    e.Parse(each.data(), each.size());
+    cr_expect(!e.HasParseError() && e.IsObject() && e.HasMember("requestId") && e.HasMember("status"),
+              "not a JSON log line: %s", each.c_str());
+  }
+}
+
 // The ops listener read (and spooled) a body before looking at the token: a
 // caller without it announcing a body it never sends is answered at once.
 Test(edge, ops_token_before_body) {
