@@ -61,21 +61,18 @@ Test(json_text, a_raw_control_byte_in_a_string_is_refused_at_every_offset) {
 // control byte at any offset, invalid UTF-8, details) still goes through
 // RapidJSON, and every answer parses back to what was asked.
 Test(json_text, render_error_plain_and_escaped_agree) {
+  // The envelope as a RapidJSON document, written by RapidJSON's writer.
   const auto rapidjson_envelope = [](std::string_view code, std::string_view message, std::string_view id) {
+    rapidjson::Document doc(rapidjson::kObjectType);
+    auto& a = doc.GetAllocator();
+    const auto str = [&a](std::string_view s) {
+      return rapidjson::Value(s.empty() ? "" : s.data(), static_cast<rapidjson::SizeType>(s.size()), a);
+    };
+    rapidjson::Value error(rapidjson::kObjectType);
+    error.AddMember("code", str(code), a).AddMember("message", str(message), a).AddMember("requestId", str(id), a);
+    doc.AddMember("ok", false, a).AddMember("error", error, a);
     mr::ledger::JsonText w;
-    w.StartObject();
-    w.Key("ok");
-    w.Bool(false);
-    w.Key("error");
-    w.StartObject();
-    w.Key("code");
-    w.String(code.data(), static_cast<rapidjson::SizeType>(code.size()));
-    w.Key("message");
-    w.String(message.data(), static_cast<rapidjson::SizeType>(message.size()));
-    w.Key("requestId");
-    w.String(id.empty() ? "" : id.data(), static_cast<rapidjson::SizeType>(id.size()));
-    w.EndObject();
-    w.EndObject();
+    doc.Accept(w);
     return w.str();
   };
   std::vector<std::string> messages = {"", "X-MR-Key-Id names no active key of this environment.",
