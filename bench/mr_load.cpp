@@ -10,6 +10,7 @@
 //           [--expect STATUS] [--min-ok N] (fixed request or --settle)
 //   --min-ok: go on past S seconds until N answers came (at most 30 s more)
 //   fixed:  --method M --path P [--body B] [--key ID --secret S [--bad-signature]]
+//           (--bad-signature: the signature's last hex digit changed)
 //           [--idem KEY] [--header "Name: value"]...   one request, signed once at the start
 //   settle: --key ID --secret S --settle PARTNER_REF --member-prefix P
 //           a settled transaction for member P<conn>-<1..16>, new key and
@@ -76,7 +77,9 @@ std::string http_request(std::string_view method, std::string_view path, std::st
 mr::HeaderList sign(const mr::MrClient& client, const Options& o, std::string_view method, std::string_view path,
                     std::string_view body) {
   mr::HeaderList h = client.signed_headers(method, path.substr(0, path.find('?')), body);
-  if (o.bad_signature) h[2].second = std::string(h[2].second.size(), 'A');
+  // Well-formed ("v1=" and 64 hex digits) and wrong in its last digit, as a
+  // wrong secret's would be: the edge computes the HMAC before refusing it.
+  if (o.bad_signature) h[2].second.back() = h[2].second.back() == '0' ? '1' : '0';
   return h;
 }
 
