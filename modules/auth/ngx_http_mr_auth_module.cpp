@@ -6,7 +6,8 @@
 // $mr_club_id, $mr_partner_ref (verified keys only), $mr_unauthenticated_addr,
 // $mr_route, $mr_request_id and $mr_log_fields (modules/auth/access_log) for
 // logs and limit_req, stamps X-Request-Id on every response and answers
-// nginx's own errors with the JSON envelope (mr_json_error). Directives: lua-free-config/auth_conf.
+// nginx's own errors with the JSON envelope (mr_json_error).
+// Directives: lua-free-config/auth_conf.
 #include <chrono>
 #include <new>
 
