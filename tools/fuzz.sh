@@ -10,7 +10,7 @@ build=${MR_BUILD_DIR:-$repo/build}
 seconds=${1:-300}; shift || true
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(write_bodies ops_api router read_requests timestamps auth_check
-                                     idempotency_record secret_box)
+                                     idempotency_record secret_box json_text)
 export UBSAN_OPTIONS="halt_on_error=1:abort_on_error=1:print_stacktrace=1:suppressions=$repo/tools/ubsan.supp"
 mkdir -p "$build/fuzz/artifacts"
 printf '%-20s %12s %8s %8s %8s\n' target execs exec/s cov ft
