@@ -484,10 +484,11 @@ Test(migrate, a_changed_checksum_is_refused_and_nothing_is_applied) {
   expect_refused(db.mrctl({"migrate", "--to", "3"}), "002_ledger has changed");
 }
 
-// 012 had another text on main before 4d0853a and cbf9c20 edited it in
-// place (migrations/SUPERSEDED): a database that recorded that text migrates
-// on, and 013 restates both differences. The same checksum recorded for
-// another migration, or any other text of 012, is still refused.
+// 012 landed with another text at dbf6656 (4d0853a and cbf9c20 had edited
+// it in place; migrations/SUPERSEDED): a database that recorded that text
+// migrates on, and 013 restates both differences. The same checksum
+// recorded for another migration, or any other text of 012, is still
+// refused.
 Test(migrate, an_earlier_text_a_later_migration_restates_is_accepted) {
   std::string earlier;
   for (const auto& e : mr::earlier_texts()) {
@@ -498,6 +499,8 @@ Test(migrate, an_earlier_text_a_later_migration_restates_is_accepted) {
   {
     Db db;
     migrate(db, {"--to", "12"});
+    // The file's 012 leaves mr_pool_stripe() PARALLEL SAFE; 013 corrects it.
+    cr_expect_eq(db.sql("SELECT proparallel FROM pg_proc WHERE proname = 'mr_pool_stripe'"), "s");
     db.sql("UPDATE schema_migrations SET checksum = '" + earlier + "' WHERE version = 12");
     const Migrated m = migrate(db);
     cr_expect_eq(m.version, newest());
