@@ -28,13 +28,6 @@ ngx_int_t variable_index(ngx_conf_t* cf, const char* name) {
   return ngx_http_get_variable_index(cf, &s);
 }
 
-std::string_view indexed_value(ngx_http_request_t* r, ngx_int_t index) {
-  if (index == NGX_ERROR) return {};
-  const ngx_http_variable_value_t* v = ngx_http_get_indexed_variable(r, index);
-  if (v == nullptr || v->not_found || !v->valid) return {};
-  return {reinterpret_cast<const char*>(v->data), v->len};
-}
-
 // Percent-encodes into `out` (3 bytes per byte at most); returns the length.
 std::size_t printable_route(std::string_view uri, u_char* out) {
   static constexpr char kHex[] = "0123456789ABCDEF";
@@ -52,28 +45,19 @@ std::size_t printable_route(std::string_view uri, u_char* out) {
   return static_cast<std::size_t>(at - out);
 }
 
-// The route in the request pool; nullopt when out of memory.
-std::optional<std::string_view> pool_route(ngx_http_request_t* r) {
-  auto* out = static_cast<u_char*>(ngx_pnalloc(r->pool, 3 * r->uri.len + 1));
-  if (out == nullptr) return std::nullopt;
-  return std::string_view(reinterpret_cast<const char*>(out), printable_route(mr::ngx::view(r->uri), out));
-}
-
-// The replay header as the client saw it: set by mr_idempotency (from
-// Redis) or by the ledger (from the database's record).
+// The replay header as the client saw it (set by mr_idempotency from
+// Redis, or by the ledger from the database's record), found as nginx
+// finds $sent_http_x_mr_idempotent_replay.
 std::string_view replay_header(ngx_http_request_t* r) {
-  static constexpr std::string_view kName = "X-MR-Idempotent-Replay";
-  for (ngx_list_part_t* part = &r->headers_out.headers.part; part != nullptr; part = part->next) {
-    const auto* h = static_cast<const ngx_table_elt_t*>(part->elts);
-    for (ngx_uint_t i = 0; i < part->nelts; ++i) {
-      if (h[i].hash != 0 && h[i].key.len == kName.size() &&
-          ngx_strncasecmp(h[i].key.data, reinterpret_cast<u_char*>(const_cast<char*>(kName.data())),
-                          kName.size()) == 0) {
-        return mr::ngx::view(h[i].value);
-      }
-    }
+  static constexpr std::string_view kPrefix = "sent_http_";
+  static char name[] = "sent_http_x_mr_idempotent_replay";
+  ngx_str_t var{sizeof name - 1, reinterpret_cast<u_char*>(name)};
+  ngx_http_variable_value_t value{};
+  if (ngx_http_variable_unknown_header(&value, &var, &r->headers_out.headers.part, kPrefix.size()) != NGX_OK ||
+      value.not_found) {
+    return {};
   }
-  return {};
+  return {reinterpret_cast<const char*>(value.data), value.len};
 }
 
 }  // namespace
@@ -84,19 +68,14 @@ ngx_int_t init_access_log(ngx_conf_t* cf) {
   return g_upstream_time_index == NGX_ERROR ? NGX_ERROR : NGX_OK;
 }
 
-ngx_int_t route_value(ngx_http_request_t* r, ngx_http_variable_value_t* v) {
-  const auto route = pool_route(r);
-  if (!route) return NGX_ERROR;
-  if (route->empty()) {
-    v->not_found = 1;
-  } else {
-    mr::ngx::set_variable(v, reinterpret_cast<u_char*>(const_cast<char*>(route->data())), route->size(), false);
-  }
-  return NGX_OK;
+std::optional<std::string_view> logged_route(ngx_http_request_t* r) {
+  auto* out = static_cast<u_char*>(ngx_pnalloc(r->pool, 3 * r->uri.len + 1));
+  if (out == nullptr) return std::nullopt;
+  return std::string_view(reinterpret_cast<const char*>(out), printable_route(mr::ngx::view(r->uri), out));
 }
 
 ngx_int_t log_fields_value(ngx_http_request_t* r, ngx_http_variable_value_t* v, const mr::ngx::RequestContext* ctx) {
-  const auto route = pool_route(r);
+  const auto route = logged_route(r);
   if (!route) return NGX_ERROR;
   // Only a verified key is named, as in $mr_key_id.
   const mr::KeyEntry* key = ctx != nullptr ? ctx->key : nullptr;
@@ -110,8 +89,8 @@ ngx_int_t log_fields_value(ngx_http_request_t* r, ngx_http_variable_value_t* v, 
   fields.route_name = mr::ngx::route_name_text(r);
   fields.error_code = mr::ngx::error_code_text(r);
   fields.idempotent_replay = replay_header(r);
-  fields.idempotency = indexed_value(r, g_idempotency_index);
-  fields.upstream_time = indexed_value(r, g_upstream_time_index);
+  fields.idempotency = mr::ngx::variable_value(r, g_idempotency_index).value_or(std::string_view{});
+  fields.upstream_time = mr::ngx::variable_value(r, g_upstream_time_index).value_or(std::string_view{});
   const std::size_t size = plain_access_log_members_size(fields);
   auto* out = static_cast<u_char*>(ngx_pnalloc(r->pool, size));
   if (out == nullptr) return NGX_ERROR;

@@ -2,6 +2,9 @@
 // (the mr_json format in conf/snippets/mr-http.conf).
 #pragma once
 
+#include <optional>
+#include <string_view>
+
 #include "lua-free-config/nginx.hpp"
 #include "modules/common/request_context.hpp"
 
@@ -12,8 +15,9 @@ namespace mr::auth {
 ngx_int_t init_access_log(ngx_conf_t* cf);
 
 // $mr_route: $uri with every byte outside printable ASCII (and '%', '"',
-// '\\') percent-encoded, so a log line holds no raw client bytes.
-ngx_int_t route_value(ngx_http_request_t* r, ngx_http_variable_value_t* v);
+// '\\') percent-encoded, so a log line holds no raw client bytes; in the
+// request pool, nullopt when out of memory.
+std::optional<std::string_view> logged_route(ngx_http_request_t* r);
 
 // $mr_log_fields: mr::access_log_members of the request, whose auth context
 // is `ctx` (nullptr when mr_auth did not see it). Always found: the format

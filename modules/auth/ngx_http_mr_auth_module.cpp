@@ -173,24 +173,23 @@ ngx_int_t g_binary_remote_addr_index = NGX_ERROR;
 // v names `len` bytes that outlive the request's log phase (the request
 // pool, or the key catalogue the request's ctx already points into); none
 // is "not found".
-ngx_int_t set_value(ngx_http_variable_value_t* v, const u_char* data, std::size_t len) {
-  if (len == 0) {
+ngx_int_t set_value(ngx_http_variable_value_t* v, std::string_view value) {
+  if (value.empty()) {
     v->not_found = 1;
   } else {
-    mr::ngx::set_variable(v, const_cast<u_char*>(data), len, true);
+    mr::ngx::set_variable(v, reinterpret_cast<u_char*>(const_cast<char*>(value.data())), value.size(), true);
   }
   return NGX_OK;
-}
-
-ngx_int_t set_value(ngx_http_variable_value_t* v, std::string_view value) {
-  return set_value(v, reinterpret_cast<const u_char*>(value.data()), value.size());
 }
 
 // No allocation but the request pool's: these run for every log line.
 ngx_int_t get_variable(ngx_http_request_t* r, ngx_http_variable_value_t* v, uintptr_t data) {
   const auto field = static_cast<VarField>(data);
   if (field == VarField::request_id) return mr::ngx::generate_request_id(r, v);
-  if (field == VarField::route) return mr::auth::route_value(r, v);
+  if (field == VarField::route) {
+    const auto route = mr::auth::logged_route(r);
+    return route ? set_value(v, *route) : NGX_ERROR;
+  }
   const AuthCtx* ctx = surviving_ctx(r);
   if (field == VarField::log_fields) return mr::auth::log_fields_value(r, v, ctx);
   // Only a verified key is named: a request that merely names one is
@@ -201,9 +200,8 @@ ngx_int_t get_variable(ngx_http_request_t* r, ngx_http_variable_value_t* v, uint
     case VarField::partner_ref: return set_value(v, key != nullptr ? std::string_view(key->partner_ref) : "");
     case VarField::club_id: return set_value(v, key != nullptr ? std::string_view(key->club_id_text) : "");
     case VarField::unauthenticated_addr:
-      if (ctx != nullptr && key == nullptr && ctx->refusal && g_binary_remote_addr_index != NGX_ERROR) {
-        ngx_http_variable_value_t* addr = ngx_http_get_indexed_variable(r, g_binary_remote_addr_index);
-        if (addr != nullptr && !addr->not_found) return set_value(v, addr->data, addr->len);
+      if (ctx != nullptr && key == nullptr && ctx->refusal) {
+        if (const auto addr = mr::ngx::variable_value(r, g_binary_remote_addr_index)) return set_value(v, *addr);
       }
       return set_value(v, "");
     case VarField::request_id:

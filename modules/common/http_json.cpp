@@ -20,6 +20,13 @@ ngx_str_t pool_string(ngx_pool_t* pool, std::string_view s) {
   return out;
 }
 
+std::optional<std::string_view> variable_value(ngx_http_request_t* r, ngx_int_t index) {
+  if (index == NGX_ERROR) return std::nullopt;
+  const ngx_http_variable_value_t* v = ngx_http_get_indexed_variable(r, index);
+  if (v == nullptr || v->not_found || !v->valid) return std::nullopt;
+  return std::string_view(reinterpret_cast<const char*>(v->data), v->len);
+}
+
 void headers_in(ngx_http_request_t* r, std::span<const HeaderName> names,
                 std::span<std::optional<std::string_view>> found) {
   const std::size_t count = std::min(names.size(), found.size());

@@ -52,6 +52,10 @@ inline void set_variable(ngx_http_variable_value_t* v, u_char* data, size_t len,
   v->not_found = 0;
 }
 
+// The value of the variable at `index` (from ngx_http_get_variable_index),
+// evaluated if need be; nullopt when NGX_ERROR, not found or out of memory.
+std::optional<std::string_view> variable_value(ngx_http_request_t* r, ngx_int_t index);
+
 // Adds a response header; false when out of memory.
 bool add_header_out(ngx_http_request_t* r, std::string_view name, std::string_view value);
 

@@ -22,13 +22,6 @@ void set_static(ngx_http_request_t* r, ngx_int_t index, std::string_view value) 
   v.escape = 0;
 }
 
-std::optional<std::string_view> value_of(ngx_http_request_t* r, ngx_int_t index) {
-  if (index == NGX_ERROR) return std::nullopt;
-  ngx_http_variable_value_t* v = ngx_http_get_indexed_variable(r, index);
-  if (v == nullptr || v->not_found || !v->valid) return std::nullopt;
-  return std::string_view(reinterpret_cast<const char*>(v->data), v->len);
-}
-
 }  // namespace
 
 mr::metrics::Block* node_metrics() { return g_block; }
@@ -62,19 +55,19 @@ void note_error_code(ngx_http_request_t* r, std::string_view body) {
 }
 
 mr::ledger::Route route(ngx_http_request_t* r) {
-  const auto label = value_of(r, g_route_index);
+  const auto label = variable_value(r, g_route_index);
   const auto route = label ? mr::ledger::route_from_label(*label) : std::nullopt;
   return route.value_or(mr::ledger::Route::other);
 }
 
 std::optional<mr::ErrorCode> error_code(ngx_http_request_t* r) {
-  const auto name = value_of(r, g_code_index);
+  const auto name = variable_value(r, g_code_index);
   return name ? mr::code_from_name(*name) : std::nullopt;
 }
 
-std::string_view route_name_text(ngx_http_request_t* r) { return value_of(r, g_route_index).value_or(""); }
+std::string_view route_name_text(ngx_http_request_t* r) { return variable_value(r, g_route_index).value_or(""); }
 
-std::string_view error_code_text(ngx_http_request_t* r) { return value_of(r, g_code_index).value_or(""); }
+std::string_view error_code_text(ngx_http_request_t* r) { return variable_value(r, g_code_index).value_or(""); }
 
 namespace {
 

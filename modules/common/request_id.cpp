@@ -55,10 +55,7 @@ ngx_int_t init_request_id(ngx_conf_t* cf) {
 }
 
 std::string_view request_id(ngx_http_request_t* r) {
-  if (g_request_id_index == NGX_ERROR) return {};
-  ngx_http_variable_value_t* v = ngx_http_get_indexed_variable(r, g_request_id_index);
-  if (v == nullptr || v->not_found) return {};
-  return {reinterpret_cast<const char*>(v->data), v->len};
+  return variable_value(r, g_request_id_index).value_or(std::string_view{});
 }
 
 }  // namespace mr::ngx

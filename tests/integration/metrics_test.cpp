@@ -42,8 +42,18 @@ Test(metrics, requests_and_idempotency_outcomes_are_counted) {
   auto c = client("A");
   const std::string id = unique("met"), key = unique("idem");
   const std::string body = member_body("club-a", id);
-  cr_assert_eq(c.post("/api/v1/members", body, key).status, 201);
-  cr_assert_eq(c.post("/api/v1/members", body, key).status, 201, "replayed");
+  const auto first = c.post("/api/v1/members", body, key);
+  cr_assert_eq(first.status, 201);
+  const auto replay = c.post("/api/v1/members", body, key);
+  cr_assert_eq(replay.status, 201, "replayed");
+  // The access log tells the replay from the first answer ($mr_log_fields).
+  const std::string first_line = access_log_line(header(first, "x-request-id"));
+  const std::string replay_line = access_log_line(header(replay, "x-request-id"));
+  cr_assert(!first_line.empty() && !replay_line.empty());
+  cr_expect_eq(field(first_line, "idempotentReplay"), std::string(), "%s", first_line.c_str());
+  cr_expect_eq(field(first_line, "idempotency"), std::string("claimed"), "%s", first_line.c_str());
+  cr_expect_eq(field(replay_line, "idempotentReplay"), std::string("true"), "%s", replay_line.c_str());
+  cr_expect_eq(field(replay_line, "idempotency"), std::string("replayed"), "%s", replay_line.c_str());
   EXPECT_ERROR(c.post("/api/v1/members", member_body("club-a", unique("other")), key), 422,
                "duplicate_idempotency_conflict");
   auto unsigned_client = mr::MrClient(env("MR_BASE_URL"), "", "");
