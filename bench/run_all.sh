@@ -18,20 +18,24 @@
 #             mrctl audit on the big books vs the small ones
 #   settle    settled POSTs for many members of one club, 8 and 32 clients,
 #             vs pgbench's per-transaction award at the same concurrency
+#   events    settled POSTs with one enabled webhook endpoint (nginx's own
+#             `return 200` on loopback receives) vs the same with none;
+#             deliveries per second draining a queue; commit-to-first-attempt
+#             p50/p99 with no backlog and under the settle load
 # and the largest nginx worker RSS seen under all of it.
 # --smoke: about a second a line and 20,000 history entries, to catch a
 # broken benchmark (ctest bench_smoke checks that every line ran and no
 # request failed; it asserts no speed). --only: a comma-separated subset of
-# edge,balance,history,settle. Run as root after tools/build.sh. Exits 1 if
+# edge,balance,history,settle,events. Run as root after tools/build.sh. Exits 1 if
 # any request failed or a line produced no rate.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
-smoke=0 only=edge,balance,history,settle
+smoke=0 only=edge,balance,history,settle,events
 while [ $# -gt 0 ]; do
   case "$1" in
     --smoke) smoke=1 ;;
     --only) only=$2; shift ;;
-    *) echo "usage: $0 [--smoke] [--only edge,balance,history,settle]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--smoke] [--only edge,balance,history,settle,events]" >&2; exit 2 ;;
   esac
   shift
 done
@@ -83,6 +87,10 @@ server {
         mr_request_id on;
         access_log logs/floor-logged-access.log mr_json$log_opts;
         return 200 '{"ok":true,"data":{"status":"ok"}}';
+    }
+    location = /hook {
+        access_log off;
+        return 200 '{"ok":true}';
     }
     location = /healthz {
         mr_request_id on;
@@ -342,6 +350,83 @@ if wants settle; then
     row "signed settled POST, $c connections" "$rate" "$p50" "$p99" "$failed" "$cpu_us" "$(ratio "$rate" "$award") of award" \
       "$([ "$c" = 32 ] && echo "≥ 1.25" || echo -)"
   done
+fi
+
+if wants events; then
+  # One endpoint of the bench club, on this nginx's own `return 200`: what
+  # is measured is the outbox on the write path and the delivery engine,
+  # not a receiver.
+  created=$(printf '{"partnerRef":"bench","url":"%s/hook"}' "$edge" \
+    | "$MR_BUILD_DIR/tools/mr-sign/mr-sign" --key-id "$kid" --secret "$secret" --method POST \
+        --path /api/v1/webhook-endpoints --body - --send "$api") || { echo "FAILED: endpoint create: $created" >&2; failures=$((failures + 1)); }
+  endpoint=$(sed -n 's/.*"endpointId":"\(we_[^"]*\)".*/\1/p' <<<"$created")
+  # p50 and p99 of commit-to-first-attempt (ms) for the events written
+  # after SINCE_MS: the first attempt's start (its report's time less its
+  # duration) against the event's creation time, both the database's clock.
+  first_attempts() {
+    q -c "SELECT coalesce(round(percentile_cont(0.5) WITHIN GROUP (ORDER BY d)::numeric, 1)::text, '-') || ' ' ||
+                 coalesce(round(percentile_cont(0.99) WITHIN GROUP (ORDER BY d)::numeric, 1)::text, '-') || ' ' || count(*)
+          FROM (SELECT min(a.attempted_ms - a.duration_ms) - (extract(epoch FROM e.created_at) * 1000) AS d
+                FROM events e JOIN webhook_attempts a USING (event_no)
+                WHERE e.club_id = $club AND (extract(epoch FROM e.created_at) * 1000) > $1 GROUP BY e.event_no, e.created_at) x"
+  }
+  now_ms() { q -c "SELECT mr_now_ms()"; }
+  # Drained: nothing of the club's is still queued.
+  drain() {
+    local deadline=$(( $(date +%s) + 120 ))
+    while [ "$(q -c "SELECT count(*) FROM webhook_deliveries WHERE club_id = $club AND state = 'pending'")" != 0 ]; do
+      [ "$(date +%s)" -lt "$deadline" ] || { echo "FAILED: deliveries not drained in 120 s" >&2; failures=$((failures + 1)); return; }
+      sleep 0.1
+    done
+  }
+  echo "events (32 connections)" >&2
+  # Settles without an endpoint and with one, taking turns.
+  rounds=$([ $smoke = 1 ] && echo 1 || echo "${MR_BENCH_ROUNDS:-3}")
+  for ((round = 1; round <= rounds; round++)); do
+    "$MR_MRCTL" webhook disable --endpoint-id "$endpoint" >/dev/null
+    run_secs=$(awk -v s="$secs" -v r="$rounds" 'BEGIN { print s / r }') http "settled POST, no endpoint, round $round" \
+      --url "$api" --conns 32 --key "$kid" --secret "$secret" --settle bench --member-prefix pgb-
+    tally plain "$rounds"
+    "$MR_MRCTL" webhook enable --endpoint-id "$endpoint" >/dev/null
+    drain
+    since=$(now_ms)
+    run_secs=$(awk -v s="$secs" -v r="$rounds" 'BEGIN { print s / r }') http "settled POST, one endpoint, round $round" \
+      --url "$api" --conns 32 --key "$kid" --secret "$secret" --settle bench --member-prefix pgb-
+    tally hooked "$rounds"
+    drain
+    read -r loaded_p50 loaded_p99 loaded_n <<<"$(first_attempts "$since")"
+  done
+  row "signed settled POST, 32 connections, no webhook endpoint" "$(printf '%.1f' "${t_rate[plain]}")" \
+      "$(printf '%.3f' "${t_p50[plain]}")" "${t_p99[plain]}" "${t_failed[plain]}" "$(printf '%.1f' "${t_cpu[plain]}")" "1.00" "-"
+  row "signed settled POST, 32 connections, one enabled endpoint" "$(printf '%.1f' "${t_rate[hooked]}")" \
+      "$(printf '%.3f' "${t_p50[hooked]}")" "${t_p99[hooked]}" "${t_failed[hooked]}" "$(printf '%.1f' "${t_cpu[hooked]}")" \
+      "$(ratio "${t_rate[hooked]}" "${t_rate[plain]}") of none" "≥ 0.9"
+  row "commit → first attempt under that load ($loaded_n events)" - "$loaded_p50" "$loaded_p99" 0 - - -
+  # Deliveries per second: a queue built while the endpoint is disabled,
+  # then drained once it is enabled again.
+  "$MR_MRCTL" webhook disable --endpoint-id "$endpoint" >/dev/null
+  http "settled POST, queueing" --url "$api" --conns 32 --key "$kid" --secret "$secret" --settle bench --member-prefix pgb-
+  queued=$(q -c "SELECT count(*) FROM webhook_deliveries WHERE club_id = $club AND state = 'paused'")
+  start=$(date +%s.%N)
+  "$MR_MRCTL" webhook enable --endpoint-id "$endpoint" >/dev/null
+  drain
+  took=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "%.3f", e - s }')
+  row "webhook deliveries to loopback, draining $queued queued" "$(awk -v n="$queued" -v t="$took" 'BEGIN { printf "%.1f", n / t }')" \
+      - - 0 - - -
+  # Commit to first attempt with no backlog: one settle at a time, paced.
+  since=$(now_ms)
+  for ((i = 0; i < $([ $smoke = 1 ] && echo 10 || echo 100); i++)); do
+    printf '{"partnerRef":"bench","eventId":"e-lat-%s","occurredAt":"2026-11-20T10:00:00Z","member":{"externalMemberId":"pgb-0-1"},"transaction":{"externalTransactionId":"lat-%s-%s","merchantId":"m1","merchantName":"Bench Shop","amountMinor":1000,"currency":"GBP","settledAt":"2026-11-20T10:00:00Z"}}' \
+        "$i" "$since" "$i" \
+      | "$MR_BUILD_DIR/tools/mr-sign/mr-sign" --key-id "$kid" --secret "$secret" --method POST \
+          --path /api/v1/transactions/settled --body - --send "$api" >/dev/null \
+      || { echo "FAILED: paced settle $i" >&2; failures=$((failures + 1)); break; }
+    sleep 0.05
+  done
+  drain
+  read -r idle_p50 idle_p99 idle_n <<<"$(first_attempts "$since")"
+  [ "${idle_n:-0}" -gt 0 ] || { echo "FAILED: no first attempt recorded" >&2; failures=$((failures + 1)); }
+  row "commit → first attempt, no backlog ($idle_n events, one at a time)" - "$idle_p50" "$idle_p99" 0 - - "p99 < 250"
 fi
 
 note_rss
