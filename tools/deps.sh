@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages the build, the service and the tests need.
 # prometheus: promtool and a real server for the metrics tests.
+# patroni, etcd, redis-sentinel: the failover tests run Debian's own (their
+# packaged services stay stopped: policy-rc.d below; the tests start their own).
 # Skips apt entirely when everything is already there.
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config git curl ca-certificates
       nginx-core nginx-dev postgresql-15 postgresql-client-15 redis-server
       libpq-dev libhiredis-dev libssl-dev libcriterion-dev rapidjson-dev
       libcurl4-openssl-dev prometheus
+      patroni etcd-server etcd-client redis-sentinel  # tests/integration: Patroni and Sentinel failover
       clang-14 libclang-rt-14-dev libfuzzer-14-dev  # tests/fuzz
       debhelper dpkg-dev lintian man-db)  # tools/package.sh, the package and man page tests
 missing=()
