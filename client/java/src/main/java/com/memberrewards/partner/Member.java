@@ -1,0 +1,34 @@
+package com.memberrewards.partner;
+
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Objects;
+
+/** The member of {@code POST /members}. Without a wallet, an update keeps the stored one. */
+public record Member(String externalMemberId, String firstName, String lastName, String email, Wallet wallet) {
+  public Member {
+    Objects.requireNonNull(externalMemberId, "externalMemberId");
+    Objects.requireNonNull(firstName, "firstName");
+    Objects.requireNonNull(lastName, "lastName");
+    Objects.requireNonNull(email, "email");
+  }
+
+  public Member(String externalMemberId, String firstName, String lastName, String email) {
+    this(externalMemberId, firstName, lastName, email, null);
+  }
+
+  /** The same member with this wallet. */
+  public Member withWallet(Wallet newWallet) {
+    return new Member(externalMemberId, firstName, lastName, email, newWallet);
+  }
+
+  Map<String, Object> toJson() {
+    Map<String, Object> m = new LinkedHashMap<>();
+    m.put("externalMemberId", externalMemberId);
+    m.put("firstName", firstName);
+    m.put("lastName", lastName);
+    m.put("email", email);
+    if (wallet != null) m.put("wallet", wallet.toJson());
+    return m;
+  }
+}

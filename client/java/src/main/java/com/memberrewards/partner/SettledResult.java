@@ -1,0 +1,12 @@
+package com.memberrewards.partner;
+
+/** The answer to {@code POST /transactions/settled}; availablePointsPool and ledgerGroupId may be null. */
+public record SettledResult(String eventId, String status, String externalTransactionId, long pointsAwarded,
+    Balances balances, Long availablePointsPool, String ledgerGroupId) {
+  static SettledResult from(JsonObject o) {
+    JsonObject partner = o.optObject("partner");
+    return new SettledResult(o.getString("eventId"), o.getString("status"), o.getString("externalTransactionId"),
+        o.getLong("pointsAwarded"), Balances.from(o.getObject("balances")),
+        partner == null ? null : partner.optLong("availablePointsPool"), o.optString("ledgerGroupId"));
+  }
+}
