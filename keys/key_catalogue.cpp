@@ -23,6 +23,23 @@ void KeyCatalogue::add(KeyEntry entry) {
   keys_.insert_or_assign(std::move(id), std::move(entry));
 }
 
+std::optional<KeyEntry> make_key_entry(std::string key_id, std::string secret, std::int64_t club_id,
+                                       std::string partner_ref, std::string& err) {
+  KeyEntry e;
+  e.key_id = std::move(key_id);
+  e.secret = std::move(secret);
+  e.hmac = std::make_shared<const HmacKey>(e.secret);
+  if (!e.hmac->valid()) {
+    OPENSSL_cleanse(e.secret.data(), e.secret.size());
+    err = "OpenSSL cannot key HMAC-SHA256 for key " + e.key_id;
+    return std::nullopt;
+  }
+  e.club_id = club_id;
+  e.club_id_text = std::to_string(club_id);
+  e.partner_ref = std::move(partner_ref);
+  return e;
+}
+
 namespace {
 
 std::optional<KeyCatalogue> load(std::string_view dsn, const MasterKey& master, std::string_view environment,
@@ -43,28 +60,23 @@ std::optional<KeyCatalogue> load(std::string_view dsn, const MasterKey& master, 
   if (!r) return std::nullopt;
   KeyCatalogue catalogue;
   for (int i = 0; i < PQntuples(r.get()); ++i) {
-    KeyEntry e;
-    e.key_id = pg::value(r.get(), i, 0);
+    std::string key_id = pg::value(r.get(), i, 0);
     // The key id is the AAD: a sealed secret copied onto another row fails.
-    auto secret = open(master, pg::unescape_bytea(r.get(), i, 1), e.key_id);
+    auto secret = open(master, pg::unescape_bytea(r.get(), i, 1), key_id);
     if (!secret) {
-      err = "the secret of key " + e.key_id + " does not open with this master key";
-      return std::nullopt;
-    }
-    e.secret = std::move(*secret);
-    e.hmac = std::make_shared<const HmacKey>(e.secret);
-    if (!e.hmac->valid()) {
-      err = "OpenSSL cannot key HMAC-SHA256 for key " + e.key_id;
+      err = "the secret of key " + key_id + " does not open with this master key";
       return std::nullopt;
     }
     const std::string id = pg::value(r.get(), i, 2);
-    if (std::from_chars(id.data(), id.data() + id.size(), e.club_id).ptr != id.data() + id.size()) {
-      err = "club id \"" + id + "\" of key " + e.key_id + " is not an integer";
+    std::int64_t club_id = 0;
+    if (std::from_chars(id.data(), id.data() + id.size(), club_id).ptr != id.data() + id.size()) {
+      OPENSSL_cleanse(secret->data(), secret->size());
+      err = "club id \"" + id + "\" of key " + key_id + " is not an integer";
       return std::nullopt;
     }
-    e.club_id_text = std::to_string(e.club_id);
-    e.partner_ref = pg::value(r.get(), i, 3);
-    catalogue.add(std::move(e));
+    auto entry = make_key_entry(std::move(key_id), std::move(*secret), club_id, pg::value(r.get(), i, 3), err);
+    if (!entry) return std::nullopt;
+    catalogue.add(std::move(*entry));
   }
   return catalogue;
 }

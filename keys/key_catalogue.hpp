@@ -34,6 +34,11 @@ class KeyCatalogue {
   const KeyEntry* find(std::string_view key_id) const;
   std::size_t size() const { return keys_.size(); }
   void add(KeyEntry entry);
+  // Every entry, in no particular order (the snapshot writes them all).
+  template <typename F>
+  void for_each(F&& f) const {
+    for (const auto& [id, entry] : keys_) f(entry);
+  }
 
  private:
   struct Hash {
@@ -42,6 +47,11 @@ class KeyCatalogue {
   };
   std::unordered_map<std::string, KeyEntry, Hash, std::equal_to<>> keys_;
 };
+
+// An entry as the database or a snapshot holds it, its HMAC keyed once;
+// nullopt + err when OpenSSL cannot key it.
+std::optional<KeyEntry> make_key_entry(std::string key_id, std::string secret, std::int64_t club_id,
+                                       std::string partner_ref, std::string& err);
 
 // nullopt + err when the database cannot be read or a secret does not
 // open: nginx then refuses the new configuration and keeps the old one.

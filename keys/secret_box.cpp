@@ -1,6 +1,7 @@
 #include "keys/secret_box.hpp"
 
 #include "keys/hmac_key.hpp"
+#include "keys/private_file.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -20,8 +21,9 @@ namespace mr {
 namespace {
 
 constexpr std::size_t kNonce = 12, kTag = 16;
-// OpenSSL takes int lengths; nothing sealed here comes near this.
-constexpr std::size_t kMaxLen = 1 << 20;
+// OpenSSL takes int lengths; nothing sealed here comes near this (the
+// largest is the catalogue snapshot, about 100 bytes a key).
+constexpr std::size_t kMaxLen = std::size_t{1} << 26;
 
 struct FdCloser {
   int fd;
@@ -42,27 +44,9 @@ const unsigned char* u(std::string_view s) { return reinterpret_cast<const unsig
 MasterKey::~MasterKey() { OPENSSL_cleanse(bytes.data(), bytes.size()); }
 
 std::optional<MasterKey> load_master_key(std::string_view path, std::string& err) {
+  FdCloser f{open_private_file(path, err)};
+  if (f.fd < 0) return std::nullopt;
   const std::string p(path);
-  FdCloser f{::open(p.c_str(), O_RDONLY | O_CLOEXEC)};
-  if (f.fd < 0) {
-    err = p + ": " + std::strerror(errno);
-    return std::nullopt;
-  }
-  struct stat st{};
-  if (::fstat(f.fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    err = p + ": not a regular file";
-    return std::nullopt;
-  }
-  if ((st.st_mode & 077) != 0) {
-    char mode[8];
-    std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
-    err = p + ": mode " + mode + " lets group or others at the master key; chmod 600 it";
-    return std::nullopt;
-  }
-  if (st.st_uid != ::geteuid() && st.st_uid != 0) {
-    err = p + ": owned by uid " + std::to_string(st.st_uid) + ", neither this user nor root";
-    return std::nullopt;
-  }
   MasterKey key;
   unsigned char extra;
   const ssize_t n = ::read(f.fd, key.bytes.data(), key.bytes.size());

@@ -16,9 +16,8 @@ struct MasterKey {
   ~MasterKey();
 };
 
-// Refuses a file that is not a regular file, that group or others may read
-// or write (mode & 077), or that is owned by neither this user nor root: a
-// key anyone else can read protects nothing.
+// Refuses a file that breaks the private-file rule (keys/private_file.hpp:
+// a regular file, no group or other bits, owned by this user or root).
 std::optional<MasterKey> load_master_key(std::string_view path, std::string& err);
 
 // A 32-byte key for another purpose, derived from the master key

@@ -39,6 +39,18 @@ char* set_environment(ngx_conf_t* cf, ngx_command_t* cmd, void* conf) {
   return NGX_CONF_OK;
 }
 
+// A path relative to nginx's prefix, as nginx reads file names, or off.
+char* set_catalogue_snapshot(ngx_conf_t* cf, ngx_command_t*, void* conf) {
+  auto* mcf = static_cast<mr_auth_main_conf_t*>(conf);
+  if (mcf->catalogue_snapshot.len != 0) return const_cast<char*>("is duplicate");
+  ngx_str_t value = static_cast<ngx_str_t*>(cf->args->elts)[1];
+  if (view(value) != "off" && ngx_conf_full_name(cf->cycle, &value, 0) != NGX_OK) {
+    return static_cast<char*>(NGX_CONF_ERROR);
+  }
+  mcf->catalogue_snapshot = value;
+  return NGX_CONF_OK;
+}
+
 }  // namespace
 
 ngx_command_t auth_commands[] = {
@@ -48,6 +60,8 @@ ngx_command_t auth_commands[] = {
      NGX_HTTP_MAIN_CONF_OFFSET, offsetof(mr_auth_main_conf_t, catalogue_dsn), nullptr},
     {ngx_string("mr_master_key_file"), NGX_HTTP_MAIN_CONF | NGX_CONF_TAKE1, ngx_conf_set_str_slot,
      NGX_HTTP_MAIN_CONF_OFFSET, offsetof(mr_auth_main_conf_t, master_key_file), nullptr},
+    {ngx_string("mr_catalogue_snapshot"), NGX_HTTP_MAIN_CONF | NGX_CONF_TAKE1, set_catalogue_snapshot,
+     NGX_HTTP_MAIN_CONF_OFFSET, 0, nullptr},
     {ngx_string("mr_auth"),
      NGX_HTTP_MAIN_CONF | NGX_HTTP_SRV_CONF | NGX_HTTP_LOC_CONF | NGX_CONF_FLAG,
      ngx_conf_set_flag_slot, NGX_HTTP_LOC_CONF_OFFSET, offsetof(mr_auth_loc_conf_t, enabled),
@@ -117,6 +131,24 @@ bool auth_catalogue_settings_complete(ngx_conf_t* cf, const mr_auth_main_conf_t*
       return false;
     }
   }
+  return true;
+}
+
+bool auth_resolve_catalogue_snapshot(ngx_conf_t* cf, mr_auth_main_conf_t* main) {
+  if (main->catalogue_snapshot.len != 0) return true;
+  // Beside the master key: a folder only root reads, on local disk, and
+  // one per deployment (each has its own master key file, or environment).
+  const std::string_view key = view(main->master_key_file);
+  const std::size_t slash = key.rfind('/');
+  const std::string_view folder = slash == std::string_view::npos ? std::string_view(".") : key.substr(0, slash);
+  const std::string_view env = view(main->environment);
+  constexpr std::string_view kName = "/mr-catalogue-", kSuffix = ".snapshot";
+  const std::size_t len = folder.size() + kName.size() + env.size() + kSuffix.size();
+  auto* data = static_cast<u_char*>(ngx_pnalloc(cf->pool, len));
+  if (data == nullptr) return false;
+  u_char* at = data;
+  for (const std::string_view part : {folder, kName, env, kSuffix}) at = ngx_cpymem(at, part.data(), part.size());
+  main->catalogue_snapshot = {len, data};
   return true;
 }
 

@@ -6,6 +6,8 @@
 //   mr_environment sandbox|production;      http      required where mr_auth is on
 //   mr_catalogue_dsn "<libpq conninfo>";    http      keys and clubs, read at (re)load
 //   mr_master_key_file <path>;              http      32-byte AES-256-GCM key file
+//   mr_catalogue_snapshot <path>|off;       http      last-known-good keys, sealed (default
+//                                                     <master key's folder>/mr-catalogue-<env>.snapshot)
 //   mr_auth on|off;                         http, server, location (default off)
 //   mr_timestamp_window <time>;             http, server, location (default 300s)
 //   mr_max_body_size <size>;                http, server, location (default 16k)
@@ -32,6 +34,12 @@ struct mr_auth_main_conf_t {
   const mr::KeyCatalogue* catalogue;  // loaded by the module at (re)load, freed with the cycle
   ngx_msec_t catalogue_loaded_unix_ms; // when and how long that load took (metrics)
   ngx_msec_t catalogue_load_ms;
+  // mr_catalogue_snapshot: the last-known-good catalogue's file, "off" for
+  // none; resolved at postconfiguration (default beside the master key).
+  ngx_str_t catalogue_snapshot;
+  ngx_flag_t catalogue_from_snapshot;  // the database could not be read: the keys are the snapshot's
+  ngx_msec_t catalogue_read_unix_ms;   // when the keys served were read from the database
+  void* catalogue_report;              // what the load has to say (modules/auth/catalogue_source)
   mr_metrics_conf_t metrics;
   // Derived from the master key at (re)load, wiped with the cycle: the
   // idempotency module seals its Redis records with it.
@@ -62,5 +70,8 @@ char* auth_merge_loc(ngx_conf_t* cf, mr_auth_main_conf_t* main, mr_auth_loc_conf
 // At postconfiguration, when some location has mr_auth on: every setting
 // the catalogue needs is there (one-line nginx -t error otherwise).
 bool auth_catalogue_settings_complete(ngx_conf_t* cf, const mr_auth_main_conf_t* main);
+// Then: mr_catalogue_snapshot's file, or its default beside the master key
+// when it was not set; false (out of memory) after an nginx -t error.
+bool auth_resolve_catalogue_snapshot(ngx_conf_t* cf, mr_auth_main_conf_t* main);
 
 }  // namespace mr::conf

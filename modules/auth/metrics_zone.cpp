@@ -32,6 +32,11 @@ ngx_int_t init_zone(ngx_shm_zone_t* zone, void* old_data) {
   metrics::store(block->catalogue_keys, keys);
   metrics::store(block->catalogue_loaded_unix_ms, static_cast<std::int64_t>(mcf->catalogue_loaded_unix_ms));
   metrics::store(block->catalogue_load_ms, static_cast<std::int64_t>(mcf->catalogue_load_ms));
+  const auto source = mcf->catalogue == nullptr      ? metrics::CatalogueSource::none
+                      : mcf->catalogue_from_snapshot ? metrics::CatalogueSource::snapshot
+                                                     : metrics::CatalogueSource::database;
+  metrics::store(block->catalogue_source, static_cast<std::int64_t>(source));
+  metrics::store(block->catalogue_read_unix_ms, static_cast<std::int64_t>(mcf->catalogue_read_unix_ms));
   return NGX_OK;
 }
 

@@ -18,6 +18,7 @@
 #include "modules/auth/access_log.hpp"
 #include "modules/auth/auth_core.hpp"
 #include "modules/auth/catalogue_load.hpp"
+#include "modules/auth/catalogue_source.hpp"
 #include "modules/auth/metrics_zone.hpp"
 #include "modules/common/digest.hpp"
 #include "modules/common/http_json.hpp"
@@ -273,9 +274,14 @@ ngx_int_t postconfiguration(ngx_conf_t* cf) {
   if (g_binary_remote_addr_index == NGX_ERROR) return NGX_ERROR;
   auto* mcf = static_cast<mr_auth_main_conf_t*>(
       ngx_http_conf_get_module_main_conf(cf, ngx_http_mr_auth_module));
-  if (mcf->used || mcf->catalogue_dsn.len != 0) {
-    if (!mr::conf::auth_catalogue_settings_complete(cf, mcf)) return NGX_ERROR;
-    if (mr::auth::load_catalogue(cf, mcf) != NGX_OK) return NGX_ERROR;
+  // `nginx -s <signal>` parses the configuration only to find the pid
+  // file: it must never wait for, or fail on, a database.
+  if ((mcf->used || mcf->catalogue_dsn.len != 0) && ngx_process != NGX_PROCESS_SIGNALLER) {
+    if (!mr::conf::auth_catalogue_settings_complete(cf, mcf) ||
+        !mr::conf::auth_resolve_catalogue_snapshot(cf, mcf) || mr::auth::load_catalogue(cf, mcf) != NGX_OK ||
+        mr::auth::add_catalogue_report(cf, mcf, &ngx_http_mr_auth_module) != NGX_OK) {
+      return NGX_ERROR;
+    }
   }
   return mr::auth::add_metrics_zone(cf, mcf, &ngx_http_mr_auth_module);
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <utility>
 
 namespace mr::metrics {
@@ -141,7 +142,7 @@ void render_pool(std::string& out, const Block& b, bool (*alive)(std::uint64_t p
   }
 }
 
-void render_catalogue(std::string& out, const Block& b) {
+void render_catalogue(std::string& out, const Block& b, std::int64_t now_unix_ms) {
   family(out, "mr_catalogue_keys", "gauge", "Active API keys in the catalogue the master loaded last.");
   sample(out, "mr_catalogue_keys", "", std::to_string(load(b.catalogue_keys)));
   family(out, "mr_catalogue_loaded_timestamp_seconds", "gauge",
@@ -149,6 +150,18 @@ void render_catalogue(std::string& out, const Block& b) {
   sample(out, "mr_catalogue_loaded_timestamp_seconds", "", seconds(load(b.catalogue_loaded_unix_ms)));
   family(out, "mr_catalogue_load_duration_seconds", "gauge", "How long the last catalogue load took.");
   sample(out, "mr_catalogue_load_duration_seconds", "", seconds(load(b.catalogue_load_ms)));
+  const auto source = static_cast<CatalogueSource>(load(b.catalogue_source));
+  family(out, "mr_catalogue_source", "gauge",
+         "1 for where the keys served came from at the last (re)load: the database, or the "
+         "last-known-good snapshot when the database could not be read.");
+  sample(out, "mr_catalogue_source", "source=\"database\"", source == CatalogueSource::database ? "1" : "0");
+  sample(out, "mr_catalogue_source", "source=\"snapshot\"", source == CatalogueSource::snapshot ? "1" : "0");
+  family(out, "mr_catalogue_snapshot_age_seconds", "gauge",
+         "Served from the snapshot: how long ago its keys were read from the database (keys issued or "
+         "revoked since are not known); 0 when the last load read the database.");
+  const std::int64_t age =
+      source == CatalogueSource::snapshot ? std::max<std::int64_t>(0, now_unix_ms - load(b.catalogue_read_unix_ms)) : 0;
+  sample(out, "mr_catalogue_snapshot_age_seconds", "", seconds(age));
 }
 
 }  // namespace
@@ -212,12 +225,18 @@ void release(PoolSlot& slot, const PoolFigures& base, const PoolFigures& last) {
 }
 
 std::string render(const Block& b, bool (*alive)(std::uint64_t pid)) {
+  const auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::chrono::system_clock::now().time_since_epoch());
+  return render(b, alive, static_cast<std::int64_t>(now.count()));
+}
+
+std::string render(const Block& b, bool (*alive)(std::uint64_t pid), std::int64_t now_unix_ms) {
   std::string out;
   out.reserve(16384);
   render_requests(out, b);
   render_edges(out, b);
   render_pool(out, b, alive);
-  render_catalogue(out, b);
+  render_catalogue(out, b, now_unix_ms);
   return out;
 }
 

@@ -71,7 +71,7 @@ inline void store(T& cell, T value) {
 
 struct Block {
   // A block from another build (another layout) is never read as this one.
-  static constexpr std::uint64_t kLayout = 0x6d726d6574720003;  // "mrmetr" v3
+  static constexpr std::uint64_t kLayout = 0x6d726d6574720005;  // "mrmetr" v5: catalogue source
   std::uint64_t layout;
   std::uint64_t requests[ledger::kRouteCount][kStatusSlots][kCodeSlots];
   std::uint64_t duration_buckets[ledger::kRouteCount][kBucketsMs.size() + 1];
@@ -84,7 +84,11 @@ struct Block {
   std::int64_t catalogue_keys;
   std::int64_t catalogue_loaded_unix_ms;
   std::int64_t catalogue_load_ms;
+  std::int64_t catalogue_source;         // CatalogueSource
+  std::int64_t catalogue_read_unix_ms;   // when the keys served were read from the database
 };
+
+enum class CatalogueSource : std::int64_t { none = 0, database = 1, snapshot = 2 };
 
 // A zeroed block made ready (the zone's memory comes zeroed from the slab).
 void initialise(Block& block);
@@ -115,6 +119,8 @@ void release(PoolSlot& slot, const PoolFigures& base, const PoolFigures& last);
 // Prometheus text format 0.0.4: every family with HELP and TYPE; series
 // appear once they are non-zero (histograms once their route was seen).
 // Pool gauges count only slots whose owner `alive` says is running.
+// `now_unix_ms` dates the catalogue snapshot's age; without it, the clock.
+std::string render(const Block& block, bool (*alive)(std::uint64_t pid), std::int64_t now_unix_ms);
 std::string render(const Block& block, bool (*alive)(std::uint64_t pid));
 
 }  // namespace mr::metrics

@@ -133,6 +133,21 @@ Test(metrics_block, edges_pool_and_catalogue) {
   cr_expect(has_line(text, "mr_catalogue_keys 9"));
   cr_expect(has_line(text, "mr_catalogue_loaded_timestamp_seconds 1795463497.129"));
   cr_expect(has_line(text, "mr_catalogue_load_duration_seconds 0.019"));
+  // No catalogue yet: neither source, no age.
+  cr_expect(has_line(text, R"(mr_catalogue_source{source="database"} 0)"), "%s", text.c_str());
+  cr_expect(has_line(text, R"(mr_catalogue_source{source="snapshot"} 0)"));
+  cr_expect(has_line(text, "mr_catalogue_snapshot_age_seconds 0.000"));
+  store<std::int64_t>(b->catalogue_source, static_cast<std::int64_t>(CatalogueSource::database));
+  store<std::int64_t>(b->catalogue_read_unix_ms, 1795463497129);
+  const std::string from_database = render(*b, alive, 1795463597129);
+  cr_expect(has_line(from_database, R"(mr_catalogue_source{source="database"} 1)"));
+  cr_expect(has_line(from_database, R"(mr_catalogue_source{source="snapshot"} 0)"));
+  cr_expect(has_line(from_database, "mr_catalogue_snapshot_age_seconds 0.000"), "read from the database: no age");
+  store<std::int64_t>(b->catalogue_source, static_cast<std::int64_t>(CatalogueSource::snapshot));
+  const std::string from_snapshot = render(*b, alive, 1795463597129);
+  cr_expect(has_line(from_snapshot, R"(mr_catalogue_source{source="database"} 0)"));
+  cr_expect(has_line(from_snapshot, R"(mr_catalogue_source{source="snapshot"} 1)"));
+  cr_expect(has_line(from_snapshot, "mr_catalogue_snapshot_age_seconds 100.000"), "%s", from_snapshot.c_str());
   // Every family is introduced by HELP and TYPE, each once.
   for (const char* name : {"mr_http_requests_total", "mr_http_request_duration_seconds", "mr_ledger_pool_queued"}) {
     const std::string type = std::string("# TYPE ") + name + " ";
