@@ -45,6 +45,10 @@ struct mr_auth_main_conf_t {
   // idempotency module seals its Redis records with it.
   u_char idempotency_record_key[32];
   ngx_flag_t idempotency_record_key_set;
+  // Also derived at (re)load and wiped with the cycle: webhook endpoint
+  // secrets are sealed and opened with it (keys/webhook_secret.hpp).
+  u_char webhook_secret_key[32];
+  ngx_flag_t webhook_secret_key_set;
 };
 
 struct mr_auth_loc_conf_t {

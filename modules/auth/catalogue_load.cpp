@@ -8,6 +8,7 @@
 
 #include "keys/key_catalogue.hpp"
 #include "keys/secret_box.hpp"
+#include "keys/webhook_secret.hpp"
 #include "modules/auth/catalogue_source.hpp"
 #include "modules/common/http_json.hpp"
 
@@ -27,18 +28,22 @@ ngx_int_t load_catalogue(ngx_conf_t* cf, mr_auth_main_conf_t* mcf) {
       return NGX_ERROR;
     }
     auto record_key = mr::derive_key(*master, "mr idempotency record mac v1");
+    auto webhook_key = mr::webhook_sealing_key(*master);
     ngx_pool_cleanup_t* wipe = ngx_pool_cleanup_add(cf->pool, 0);
-    if (!record_key || wipe == nullptr) {
-      ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "mr_auth: cannot derive the idempotency record key");
+    if (!record_key || !webhook_key || wipe == nullptr) {
+      ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "mr_auth: cannot derive the idempotency record and webhook keys");
       return NGX_ERROR;
     }
     ngx_memcpy(mcf->idempotency_record_key, record_key->data(), record_key->size());
     OPENSSL_cleanse(record_key->data(), record_key->size());
     mcf->idempotency_record_key_set = 1;
+    ngx_memcpy(mcf->webhook_secret_key, webhook_key->bytes.data(), webhook_key->bytes.size());
+    mcf->webhook_secret_key_set = 1;  // webhook_key wipes itself (MasterKey)
     wipe->data = mcf;
     wipe->handler = [](void* data) {
       auto* conf = static_cast<mr_auth_main_conf_t*>(data);
       OPENSSL_cleanse(conf->idempotency_record_key, sizeof(conf->idempotency_record_key));
+      OPENSSL_cleanse(conf->webhook_secret_key, sizeof(conf->webhook_secret_key));
     };
     // The database, else the last-known-good snapshot (catalogue_source).
     if (load_keys(cf, mcf, *master) != NGX_OK) return NGX_ERROR;
