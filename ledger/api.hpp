@@ -23,6 +23,10 @@ struct Request {
   std::string_view request_id;
   std::string_view idempotency_key;  // POST
   std::string_view fingerprint;      // POST: SHA-256 of method, path, body
+  std::string_view environment;      // the deployment's mr_environment: sandbox | production
+  // mr_test_helpers on (sandbox only, nginx -t refuses it elsewhere): the
+  // test-helper routes exist; without it their paths are not_found.
+  bool test_helpers = false;
 };
 
 inline constexpr std::string_view kJsonContentType = "application/json";

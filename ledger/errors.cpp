@@ -95,17 +95,18 @@ ErrorCode code_for_status(int status) {
   }
 }
 
-std::string render_error(ErrorCode code, std::string_view message,
-                         std::string_view request_id,
-                         std::span<const FieldProblem> details) {
+namespace {
+
+std::string render_envelope(ErrorCode code, std::string_view message, std::string_view request_id,
+                            std::span<const FieldProblem> details, std::string_view redemption_id) {
   if (message.empty()) message = default_message(code);
   // The edge's refusals and most answers: no details, and text that needs
   // no escaping (code names and messages are the server's own, request ids
   // hex) goes out as it is. RapidJSON, which escapes a byte at a time,
   // took a third of a refusal's work at the edge (bench/RESULTS.md).
   const std::string_view name = code_name(code);
-  if (details.empty() && is_json_plain(message) && is_json_plain(request_id) && is_valid_utf8(message) &&
-      is_valid_utf8(request_id)) {
+  if (details.empty() && redemption_id.empty() && is_json_plain(message) && is_json_plain(request_id) &&
+      is_valid_utf8(message) && is_valid_utf8(request_id)) {
     constexpr std::string_view kOpen = R"({"ok":false,"error":{"code":")", kMessage = R"(","message":")",
                                kRequestId = R"(","requestId":")", kClose = R"("}})";
     std::string out;
@@ -115,7 +116,7 @@ std::string render_error(ErrorCode code, std::string_view message,
     return out;
   }
   // Sized once for the envelope (no regrowth on every refusal the edge answers).
-  std::size_t size = 128 + message.size() + request_id.size();
+  std::size_t size = 128 + message.size() + request_id.size() + redemption_id.size();
   for (const auto& d : details) size += 32 + d.field.size() + d.problem.size();
   ledger::JsonText w(size);
   // Messages may quote client bytes: the answer stays valid UTF-8.
@@ -139,6 +140,10 @@ std::string render_error(ErrorCode code, std::string_view message,
   w.Key("requestId");
   str(request_id);
   if (!details.empty()) {
+  if (!redemption_id.empty()) {
+    w.Key("redemptionId");
+    str(redemption_id);
+  }
     w.Key("details");
     w.StartArray();
     for (const auto& d : details) {
@@ -157,7 +162,14 @@ std::string render_error(ErrorCode code, std::string_view message,
 }
 
 std::string render_error(const Error& error, std::string_view request_id) {
-  return render_error(error.code, error.message, request_id, error.details);
+}  // namespace
+
+std::string render_error(ErrorCode code, std::string_view message, std::string_view request_id,
+                         std::span<const FieldProblem> details) {
+  return render_envelope(code, message, request_id, details, {});
+}
+
+  return render_envelope(error.code, error.message, request_id, error.details, error.redemption_id);
 }
 
 }  // namespace mr

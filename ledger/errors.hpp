@@ -65,12 +65,16 @@ struct Error {
   ErrorCode code;
   std::string message;  // empty: default_message(code)
   std::vector<FieldProblem> details;
+  // duplicate_request_id: the first redemption of that requestId, written
+  // as error.redemptionId (contract section 9); empty: none.
+  std::string redemption_id = {};
 };
 
 // {"ok":false,"error":{"code":...,"message":...,"requestId":...,"details":[...]}}
 std::string render_error(ErrorCode code, std::string_view message,
                          std::string_view request_id,
                          std::span<const FieldProblem> details = {});
+// The same with error.redemptionId when the error names one.
 std::string render_error(const Error& error, std::string_view request_id);
 
 }  // namespace mr

@@ -107,12 +107,20 @@ std::optional<std::string> Fields::timestamp(const rapidjson::Value& obj, const 
   return s;
 }
 
+// The message states the rule whatever was sent (contract section 9): a
+// sort code of 8 characters is not told "must be 1 to 6 bytes".
 std::optional<std::string> Fields::digits(const rapidjson::Value& obj, const std::string& path, const char* key,
                                           std::size_t count) {
-  auto s = text(obj, path, key, count);
-  if (!s) return s;
-  if (s->size() != count || !std::all_of(s->begin(), s->end(), [](char c) { return c >= '0' && c <= '9'; })) {
-    problem(join(path, key), "must be exactly " + std::to_string(count) + " digits");
+  const rapidjson::Value* v = member(obj, path, key, true);
+  if (v == nullptr) return std::nullopt;
+  const std::string rule = "exactly " + std::to_string(count) + " digits";
+  if (!v->IsString()) {
+    problem(join(path, key), "must be a string of " + rule);
+    return std::nullopt;
+  }
+  std::string s(v->GetString(), v->GetStringLength());
+  if (s.size() != count || !std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    problem(join(path, key), "must be " + rule);
     return std::nullopt;
   }
   return s;

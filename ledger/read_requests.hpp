@@ -1,4 +1,5 @@
-// Path parameters and the history endpoints' query string (contract 6).
+// Path parameters and the query strings of the GET endpoints (contract
+// sections 6 and 9).
 #pragma once
 
 #include <cstdint>
@@ -33,8 +34,24 @@ struct HistoryQuery {
   std::optional<std::int64_t> before;
 };
 
+// Every GET's query string (contract section 9): unknown parameter names
+// are ignored, whatever their values; a known one with a bad value is
+// invalid_request naming it. clubId is refused before, by the router.
+
 // filter (points only), limit (default 50, capped at 100, below 1 or not an
 // integer: invalid_request), before (non-negative integer ms).
 std::variant<Error, HistoryQuery> parse_history_query(std::string_view query, bool with_filter);
+
+// GET /api/v1/redemptions: limit and before as histories take them, and the
+// filters requestId and externalMemberId (identifiers) and status
+// (payout_pending, completed or failed).
+struct RedemptionsQuery {
+  int limit = 50;
+  std::optional<std::int64_t> before;
+  std::optional<std::string> request_id;
+  std::optional<std::string> external_member_id;
+  std::optional<std::string> status;
+};
+std::variant<Error, RedemptionsQuery> parse_redemptions_query(std::string_view query);
 
 }  // namespace mr::ledger

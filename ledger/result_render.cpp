@@ -37,18 +37,22 @@ Response render_result(std::string_view result_json, std::string_view request_id
   }
   const auto code = code_from_name(outcome);
   if (!code) return internal();
-  std::string message;
-  if (d.HasMember("message") && d["message"].IsString()) message = d["message"].GetString();
-  std::vector<FieldProblem> details;
+  Error error{*code, {}, {}};
+  if (d.HasMember("message") && d["message"].IsString()) error.message = d["message"].GetString();
   if (d.HasMember("details") && d["details"].IsArray()) {
     for (const auto& p : d["details"].GetArray()) {
       if (p.IsObject() && p.HasMember("field") && p["field"].IsString() && p.HasMember("problem") &&
           p["problem"].IsString()) {
-        details.push_back({p["field"].GetString(), p["problem"].GetString()});
+        error.details.push_back({p["field"].GetString(), p["problem"].GetString()});
       }
     }
   }
-  return Response{http_status(*code), render_error(*code, message, first_id, details), replayed};
+  // duplicate_request_id names the first redemption: a member of the
+  // result beside "message", carried into error.redemptionId.
+  if (d.HasMember("redemptionId") && d["redemptionId"].IsString()) {
+    error.redemption_id.assign(d["redemptionId"].GetString(), d["redemptionId"].GetStringLength());
+  }
+  return Response{http_status(*code), render_error(error, first_id), replayed};
 }
 
 namespace {

@@ -1,5 +1,5 @@
 // Renders what a ledger function returned ({"outcome", "requestId",
-// "data" | "message"/"details", "replayed"?}) as the API's response. A
+// "data" | "message"/"details"/"redemptionId", "replayed"?}) as the API's response. A
 // pure function of that jsonb, so a replay is byte for byte the first.
 #pragma once
 

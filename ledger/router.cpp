@@ -97,6 +97,23 @@ Prepared member_read(const Request& r, const std::string& member, std::string_vi
                    {club, member, std::to_string(q.limit), before, rid});
 }
 
+Prepared bad_redemption_id(const Request& r) {
+  return fail(r, Error{ErrorCode::invalid_request, "Invalid redemption id in the path.",
+                       {{"redemptionId", "must be 1 to 128 printable ASCII characters"}}});
+}
+
+// GET /api/v1/redemptions: the club's redemptions, paged as histories.
+Prepared redemptions_list(const Request& r) {
+  auto parsed = parse_redemptions_query(r.query);
+  if (auto* e = std::get_if<Error>(&parsed)) return fail(r, *e);
+  auto& q = std::get<RedemptionsQuery>(parsed);
+  std::optional<std::string> before;
+  if (q.before) before = std::to_string(*q.before);
+  return statement(sql::redemptions,
+                   {std::to_string(r.club_id), std::move(q.request_id), std::move(q.external_member_id),
+                    std::move(q.status), std::to_string(q.limit), std::move(before), std::string(r.request_id)});
+}
+
 Prepared route(const Request& r) {
   const auto parts = segments(r.path);  // "", "api", "v1", ...
   if (parts.size() < 4 || parts[0] != "" || parts[1] != "api" || parts[2] != "v1") {
@@ -120,7 +137,7 @@ Prepared route(const Request& r) {
 
   // Which path is which route is decided once, in routes.cpp (the metrics
   // and the access log name requests by the same routes).
-  switch (route_of(r.path)) {
+  switch (route_of(r.method, r.path)) {
     case Route::members_create:
       return only(post, [&] { return write(r, parse_member(r.body)); });
     case Route::transactions_settled:
@@ -146,12 +163,25 @@ Prepared route(const Request& r) {
     case Route::redemption_get:
       return only(get, [&]() -> Prepared {
         auto id = path_identifier(parts[4]);
-        if (!id) {
-          return fail(r, Error{ErrorCode::invalid_request, "Invalid redemption id in the path.",
-                               {{"redemptionId", "must be 1 to 128 printable ASCII characters"}}});
-        }
+        if (!id) return bad_redemption_id(r);
         return statement(sql::redemption,
                          {std::to_string(r.club_id), *id, std::string(r.request_id)});
+      });
+    case Route::redemptions_list:
+      return redemptions_list(r);
+    case Route::club_get:
+      return only(get, [&] {
+        return statement(sql::club, {std::to_string(r.club_id), std::string(r.environment),
+                                     std::string(r.request_id)});
+      });
+    case Route::test_payout:
+      // Only where mr_test_helpers is on (a sandbox): elsewhere the path
+      // does not exist, whatever the method.
+      if (!r.test_helpers) break;
+      return only(post, [&]() -> Prepared {
+        auto id = path_identifier(parts[5]);
+        if (!id) return bad_redemption_id(r);
+        return write(r, parse_test_payout(r.body, *id));
       });
     default:
       break;

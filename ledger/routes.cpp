@@ -8,8 +8,9 @@ namespace {
 constexpr std::array<std::string_view, kRouteCount> kLabels = {
     "members_create",     "member_balance",       "member_points",          "member_transactions",
     "member_close",       "transactions_settled", "transactions_reversed",  "redemptions_create",
-    "redemption_get",     "ops_healthz",          "ops_readyz",             "ops_metrics",
-    "ops_payouts",        "ops_payout_result",    "other"};
+    "redemption_get",     "club_get",             "redemptions_list",       "test_payout",
+    "ops_healthz",        "ops_readyz",           "ops_metrics",            "ops_payouts",
+    "ops_payout_result",  "other"};
 
 // The next segment of `path` after a '/', advancing past it.
 std::optional<std::string_view> next_segment(std::string_view& path) {
@@ -36,12 +37,16 @@ Route route_of(std::string_view path) {
   constexpr std::string_view prefix = "/api/v1";
   if (!path.starts_with(prefix)) return Route::other;
   path.remove_prefix(prefix.size());
-  std::array<std::string_view, 3> parts{};
+  std::array<std::string_view, 4> parts{};
   std::size_t n = 0;
   while (!path.empty()) {
     auto segment = next_segment(path);
     if (!segment || n == parts.size()) return Route::other;
     parts[n++] = *segment;
+  }
+  if (n == 1 && parts[0] == "club") return Route::club_get;
+  if (n == 4 && parts[0] == "test-helpers" && parts[1] == "redemptions" && parts[3] == "payout") {
+    return Route::test_payout;
   }
   if (n == 1 && parts[0] == "members") return Route::members_create;
   if (n == 1 && parts[0] == "redemptions") return Route::redemptions_create;
@@ -55,6 +60,13 @@ Route route_of(std::string_view path) {
     if (parts[2] == "close") return Route::member_close;
   }
   return Route::other;
+}
+
+Route route_of(std::string_view method, std::string_view path) {
+  const Route route = route_of(path);
+  if (method != "GET") return route;
+  if (route == Route::redemptions_create) return Route::redemptions_list;
+  return route;
 }
 
 Route ops_route_of(std::string_view path) {

@@ -19,6 +19,9 @@ enum class Route {
   transactions_reversed,
   redemptions_create,
   redemption_get,
+  club_get,             // GET /api/v1/club
+  redemptions_list,     // GET /api/v1/redemptions
+  test_payout,          // POST /api/v1/test-helpers/redemptions/{id}/payout (sandbox)
   ops_healthz,
   ops_readyz,
   ops_metrics,
@@ -35,6 +38,9 @@ std::optional<Route> route_from_label(std::string_view label);
 // The partner API's route for a raw path (without the query), whatever the
 // method; Route::other when the router answers not_found.
 Route route_of(std::string_view path);
+// The same, told apart by the method where one path serves two routes:
+// GET /api/v1/redemptions lists, any other method is the create's.
+Route route_of(std::string_view method, std::string_view path);
 // The ops listener's route for a raw path.
 Route ops_route_of(std::string_view path);
 

@@ -16,20 +16,26 @@ inline constexpr std::string_view balance = "SELECT * FROM mr_balance_row($1::bi
 inline constexpr std::string_view points = "SELECT mr_points($1::bigint, $2, $3, $4::int, $5::bigint, $6)";
 inline constexpr std::string_view transactions = "SELECT mr_transactions($1::bigint, $2, $3::int, $4::bigint, $5)";
 inline constexpr std::string_view redemption = "SELECT mr_redemption($1::bigint, $2, $3)";
+// GET /api/v1/club: club, environment, request id (015_partner_conveniences.sql).
+inline constexpr std::string_view club = "SELECT mr_club($1::bigint, $2, $3)";
+// GET /api/v1/redemptions: club, filters requestId, externalMemberId and
+// status (NULL: none), limit, before, request id.
+inline constexpr std::string_view redemptions =
+    "SELECT mr_redemptions($1::bigint, $2, $3, $4, $5::int, $6::bigint, $7)";
 inline constexpr std::string_view ready = "SELECT 1";
 inline constexpr std::string_view metrics = "SELECT mr_metrics()";
 inline constexpr std::string_view payouts = "SELECT mr_payouts($1, $2::int)";
 inline constexpr std::string_view payout_move = "SELECT mr_payout_move($1, $2, $3)";
 inline constexpr std::string_view payout_simulate = "SELECT mr_payout_simulate($1::bigint)";
 
-inline constexpr std::array<std::string_view, 11> prepared = {
+inline constexpr std::array<std::string_view, 13> prepared = {
     write, write_batch, balance, points, transactions, redemption, ready, metrics, payouts, payout_move,
-    payout_simulate};
+    payout_simulate, club, redemptions};
 
 // Statements that change nothing: the pool may queue them on a connection
 // still busy with other reads (a write there could wait on a lock and hold
 // them up).
-inline constexpr std::array<std::string_view, 7> reads = {balance,  points,  transactions, redemption,
-                                                          ready,    metrics, payouts};
+inline constexpr std::array<std::string_view, 9> reads = {balance, points,  transactions, redemption, ready,
+                                                          metrics, payouts, club,         redemptions};
 
 }  // namespace mr::ledger::sql

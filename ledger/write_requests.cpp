@@ -153,6 +153,23 @@ Parsed parse_redemption(std::string_view body) {
   });
 }
 
+Parsed parse_test_payout(std::string_view body, std::string_view redemption_id) {
+  const std::string redemption(redemption_id);
+  return build(body, "test_payout", [&redemption](const rapidjson::Document& d, Fields& f, Writer& w) {
+    put(w, "partnerRef", f.identifier(d, "", "partnerRef"));
+    put(w, "redemptionId", std::optional<std::string>(redemption));
+    auto outcome = f.text(d, "", "outcome", 16);
+    if (outcome && *outcome != "succeeded" && *outcome != "failed") {
+      f.problem("outcome", "must be succeeded or failed");
+      outcome.reset();
+    }
+    put(w, "outcome", outcome);
+    // As the operator's report takes it (ops listener, mrctl): used when
+    // the payout fails.
+    put(w, "failureReason", f.text(d, "", "failureReason", 500, false));
+  });
+}
+
 Parsed parse_close(std::string_view body, std::string_view external_member_id) {
   const std::string member(external_member_id);
   return build(body, "close", [&member](const rapidjson::Document& d, Fields& f, Writer& w) {

@@ -11,7 +11,7 @@
 namespace mr::ledger {
 
 struct WriteCommand {
-  std::string op;        // mr_write's operation: member, settle, reverse
+  std::string op;        // mr_write's operation: member, settle, reverse, ...
   std::string cmd_json;  // p_cmd
 };
 
@@ -23,5 +23,9 @@ Parsed parse_reversal(std::string_view body);
 Parsed parse_redemption(std::string_view body);
 // The member comes from the path, already decoded and checked.
 Parsed parse_close(std::string_view body, std::string_view external_member_id);
+// The sandbox test helper's payout result (contract section 9): outcome
+// succeeded | failed, failureReason optional; the redemption comes from the
+// path, already decoded and checked.
+Parsed parse_test_payout(std::string_view body, std::string_view redemption_id);
 
 }  // namespace mr::ledger

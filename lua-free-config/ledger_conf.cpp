@@ -24,6 +24,8 @@ ngx_command_t ledger_commands[] = {
      NGX_HTTP_MAIN_CONF_OFFSET, offsetof(mr_ledger_main_conf_t, simulator), nullptr},
     {ngx_string("mr_payout_simulator_delay"), NGX_HTTP_MAIN_CONF | NGX_CONF_TAKE1, ngx_conf_set_msec_slot,
      NGX_HTTP_MAIN_CONF_OFFSET, offsetof(mr_ledger_main_conf_t, simulator_delay), nullptr},
+    {ngx_string("mr_test_helpers"), NGX_HTTP_MAIN_CONF | NGX_CONF_FLAG, ngx_conf_set_flag_slot,
+     NGX_HTTP_MAIN_CONF_OFFSET, offsetof(mr_ledger_main_conf_t, test_helpers), nullptr},
     {ngx_string("mr_ledger"), NGX_HTTP_LOC_CONF | NGX_CONF_NOARGS, set_role,
      NGX_HTTP_LOC_CONF_OFFSET, static_cast<ngx_uint_t>(mr_ledger_role::partner_api), nullptr},
     {ngx_string("mr_ledger_dsn"), NGX_HTTP_MAIN_CONF | NGX_CONF_TAKE1, ngx_conf_set_str_slot,
@@ -55,6 +57,7 @@ void* ledger_create_main(ngx_conf_t* cf) {
   mcf->query_timeout = NGX_CONF_UNSET_MSEC;
   mcf->simulator = NGX_CONF_UNSET;
   mcf->simulator_delay = NGX_CONF_UNSET_MSEC;
+  mcf->test_helpers = NGX_CONF_UNSET;
   mcf->partner_locations = ngx_array_create(cf->pool, 2, sizeof(mr_ledger_location_t));
   mcf->ops_servers = ngx_array_create(cf->pool, 1, sizeof(ngx_http_core_srv_conf_t*));
   if (mcf->partner_locations == nullptr || mcf->ops_servers == nullptr) return nullptr;
@@ -70,6 +73,7 @@ char* ledger_init_main(ngx_conf_t* cf, void* conf) {
   ngx_conf_init_msec_value(mcf->query_timeout, 5000);
   ngx_conf_init_value(mcf->simulator, 0);
   ngx_conf_init_msec_value(mcf->simulator_delay, 5000);
+  ngx_conf_init_value(mcf->test_helpers, 0);
   // The master reads the token (a root-only file is fine); workers keep it.
   if (mcf->ops_token_file.len != 0 &&
       !read_secret_file(cf, "mr_ops_token_file", mcf->ops_token_file, 16, mcf->ops_token)) {

@@ -18,6 +18,8 @@
 //   mr_payout_simulator on|off;             http (default off): sandbox only; payouts settle
 //                                           by themselves (account 00000000 fails)
 //   mr_payout_simulator_delay <time>;       http (default 5s): payout age before it settles
+//   mr_test_helpers on|off;                 http (default off): sandbox only; partners drive
+//                                           their payouts (POST /api/v1/test-helpers/...)
 #pragma once
 
 #include "lua-free-config/nginx.hpp"
@@ -34,6 +36,10 @@ struct mr_ledger_main_conf_t {
   ngx_str_t ops_token;  // the file's content, trimmed
   ngx_flag_t simulator;
   ngx_msec_t simulator_delay;
+  ngx_flag_t test_helpers;
+  // The auth module's mr_environment, copied at postconfiguration for the
+  // partner handler (GET /api/v1/club names it).
+  ngx_str_t environment;
   // Recorded while locations merge, for the refusals at postconfiguration
   // (lua-free-config/refusals.hpp).
   ngx_array_t* partner_locations;  // of mr_ledger_location_t: where mr_ledger serves

@@ -22,6 +22,15 @@ bool simulator_allowed(ngx_conf_t* cf, const mr_ledger_main_conf_t* ledger,
                 "come through the ops listener's /payouts routes)");
 }
 
+// The test helpers let a partner settle its own payouts: never in production.
+bool test_helpers_allowed(ngx_conf_t* cf, const mr_ledger_main_conf_t* ledger,
+                          const mr_auth_main_conf_t* auth) {
+  if (!ledger->test_helpers || view(auth->environment) == "sandbox") return true;
+  return refuse(cf,
+                "mr_test_helpers on lets partners settle their own payouts and is for "
+                "\"mr_environment sandbox\" only: set \"mr_test_helpers off\"");
+}
+
 bool every_partner_location_authenticated(ngx_conf_t* cf, const mr_ledger_main_conf_t* ledger,
                                           ngx_uint_t auth_ctx_index) {
   const auto* locs = static_cast<const mr_ledger_location_t*>(ledger->partner_locations->elts);
@@ -94,7 +103,7 @@ bool ledger_refusals_pass(ngx_conf_t* cf, const mr_ledger_main_conf_t* ledger,
                           ngx_uint_t auth_ctx_index) {
   const auto* ctx = static_cast<const ngx_http_conf_ctx_t*>(cf->ctx);
   const auto* auth = static_cast<const mr_auth_main_conf_t*>(ctx->main_conf[auth_ctx_index]);
-  return simulator_allowed(cf, ledger, auth) &&
+  return simulator_allowed(cf, ledger, auth) && test_helpers_allowed(cf, ledger, auth) &&
          every_partner_location_authenticated(cf, ledger, auth_ctx_index) &&
          ops_listener_guarded(cf, ledger);
 }

@@ -2,6 +2,7 @@
 // them, each with one line naming the directive and the fix.
 //
 //   mr_payout_simulator on          outside mr_environment sandbox
+//   mr_test_helpers on              outside mr_environment sandbox
 //   mr_ops on a non-loopback listen without mr_ops_token_file
 //   mr_ledger in a location without mr_auth on
 //

@@ -4,9 +4,10 @@
 # sandbox club and key seeded. Prints a signed example request and writes
 # .run/env. Stays in the foreground until Ctrl-C, then stops everything.
 #
-#   sudo tools/run.sh            set up (or reuse) and run; Ctrl-C stops
-#   sudo tools/run.sh --detach   set up and return, leaving it running
-#   sudo tools/run.sh stop       stop what a detached run left running
+#   tools/run.sh            set up (or reuse) and run; Ctrl-C stops
+#   tools/run.sh --detach   set up and return, leaving it running
+#   tools/run.sh stop       stop what a detached run left running
+# As root (a fresh Debian 12 has no sudo); any other user: sudo tools/run.sh ...
 #
 # MR_PORT (default 8080) moves the API; MR_PG_PORT, MR_REDIS_PORT and
 # MR_OPS_PORT (the ops listener, 8081) likewise. MR_PAYOUT_SIMULATOR=on makes
@@ -17,6 +18,10 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 dir=$repo/.run
 export MR_BUILD_DIR=${MR_BUILD_DIR:-$repo/build}
 export MR_PORT=${MR_PORT:-8080} MR_PG_PORT=${MR_PG_PORT:-15432} MR_REDIS_PORT=${MR_REDIS_PORT:-16379}
+# The run command serves the sandbox: partners may finish their own payouts
+# (POST /api/v1/test-helpers/redemptions/{id}/payout). MR_TEST_HELPERS=off
+# turns that off.
+if [ "${MR_ENVIRONMENT:-sandbox}" = sandbox ]; then export MR_TEST_HELPERS=${MR_TEST_HELPERS:-on}; fi
 
 if [ "${1:-}" = stop ]; then
   "$repo/tools/stack.sh" down "$dir/stack"
@@ -72,7 +77,7 @@ Member Rewards Partner API is running at $MR_BASE_URL (sandbox)
   environment file: $dir/env      (. .run/env)
   operator tool:    $mrctl
   nginx logs:       $dir/stack/nginx/logs/
-  stop:             Ctrl-C, or 'sudo tools/run.sh stop' after --detach
+  stop:             Ctrl-C, or 'tools/run.sh stop' (as root) after --detach
 
 A signed example request (ready to paste; the timestamp is valid for 5 minutes):
 

@@ -18,6 +18,8 @@
 #                                 nginx authenticates (mr_redis_password_file); kept after
 #   MR_PAYOUT_SIMULATOR [off] MR_PAYOUT_SIMULATOR_DELAY [5s]   sandbox payouts settle by
 #                                 themselves (read at every up/reload, not kept)
+#   MR_TEST_HELPERS [off]         mr_test_helpers of the nginx server (sandbox only): partners
+#                                 settle their own payouts (POST /api/v1/test-helpers/...); kept
 #   MR_PG_STANDBY_PORT []         also run a synchronous streaming standby (<dir>/pg-standby,
 #                                 made with pg_basebackup) on this port; the DSN then names
 #                                 both servers with target_session_attrs=read-write
@@ -49,9 +51,10 @@ build=${MR_BUILD_DIR:-$repo/build}
 port=${MR_PORT:-8080} pg_port=${MR_PG_PORT:-15432} redis_port=${MR_REDIS_PORT:-16379}
 ops_port=${MR_OPS_PORT:-8081}
 standby_port=${MR_PG_STANDBY_PORT:-} node_of=${MR_NODE_OF:-}
-[ "$cmd" = up ] && printf 'MR_PORT=%s\nMR_PG_PORT=%s\nMR_REDIS_PORT=%s\nMR_OPS_PORT=%s\nMR_RATE_LIMIT=%s\nMR_RATE_BURST=%s\nMR_REFUSED_RATE=%s\nMR_REFUSED_BURST=%s\nMR_PG_STANDBY_PORT=%s\nMR_NODE_OF=%s\nMR_BUILD_DIR=%q\n' \
+[ "$cmd" = up ] && printf 'MR_PORT=%s\nMR_PG_PORT=%s\nMR_REDIS_PORT=%s\nMR_OPS_PORT=%s\nMR_RATE_LIMIT=%s\nMR_RATE_BURST=%s\nMR_REFUSED_RATE=%s\nMR_REFUSED_BURST=%s\nMR_PG_STANDBY_PORT=%s\nMR_NODE_OF=%s\nMR_BUILD_DIR=%q\nMR_TEST_HELPERS=%s\n' \
   "$port" "$pg_port" "$redis_port" "$ops_port" "${MR_RATE_LIMIT:-100r/s}" "${MR_RATE_BURST:-200}" \
-  "${MR_REFUSED_RATE:-10r/s}" "${MR_REFUSED_BURST:-50}" "$standby_port" "$node_of" "$build" > "$dir/ports"
+  "${MR_REFUSED_RATE:-10r/s}" "${MR_REFUSED_BURST:-50}" "$standby_port" "$node_of" "$build" \
+  "${MR_TEST_HELPERS:-off}" > "$dir/ports"
 env_name=${MR_ENVIRONMENT:-sandbox}
 pgbin=/usr/lib/postgresql/15/bin
 if [ -n "$standby_port" ]; then
@@ -183,6 +186,7 @@ render_nginx_conf() {
       -e "s|@REDIS_AUTH@|$([ -s "$redis_password_file" ] && echo "mr_redis_password_file $redis_password_file;")|" \
       -e "s|@PAYOUT_SIMULATOR@|${MR_PAYOUT_SIMULATOR:-off}|" \
       -e "s|@PAYOUT_SIMULATOR_DELAY@|${MR_PAYOUT_SIMULATOR_DELAY:-5s}|" \
+      -e "s|@TEST_HELPERS@|${MR_TEST_HELPERS:-off}|" \
       "$repo/conf/nginx.dev.conf.in" > "$ngx/nginx.conf.new"
   mv "$ngx/nginx.conf.new" "$ngx/nginx.conf"
 }

@@ -86,7 +86,7 @@ ngx_int_t static_value(ngx_http_variable_value_t* v, std::string_view value) {
 }
 
 ngx_int_t route_variable(ngx_http_request_t* r, ngx_http_variable_value_t* v, uintptr_t) {
-  return static_value(v, mr::ledger::route_label(mr::ledger::route_of(raw_path(r))));
+  return static_value(v, mr::ledger::route_label(mr::ledger::route_of(view(r->method_name), raw_path(r))));
 }
 
 ngx_int_t unset_variable(ngx_http_request_t*, ngx_http_variable_value_t* v, uintptr_t) {

@@ -20,7 +20,7 @@ namespace {
 
 namespace glue = mr::ngx::ledger;
 
-const mr_ledger_main_conf_t* main_conf(ngx_conf_t* cf) {
+mr_ledger_main_conf_t* main_conf(ngx_conf_t* cf) {
   return static_cast<mr_ledger_main_conf_t*>(ngx_http_conf_get_module_main_conf(cf, ngx_http_mr_ledger_module));
 }
 
@@ -43,11 +43,13 @@ ngx_int_t postconfiguration(ngx_conf_t* cf) {
   auto* cmcf = static_cast<ngx_http_core_main_conf_t*>(
       ngx_http_conf_get_module_main_conf(cf, ngx_http_core_module));
   if (!mr::ngx::add_phase_handler(cmcf, NGX_HTTP_CONTENT_PHASE, content_handler)) return NGX_ERROR;
-  const mr_ledger_main_conf_t* mcf = main_conf(cf);
+  mr_ledger_main_conf_t* mcf = main_conf(cf);
   if (mcf->used && !glue::install_settle_gate(cmcf)) return NGX_ERROR;
-  if (mcf->used || mcf->simulator) {
+  if (mcf->used || mcf->simulator || mcf->test_helpers) {
     const ngx_module_t* auth = mr::ngx::auth_module(cf, "mr_ledger");
     if (auth == nullptr || !mr::conf::ledger_refusals_pass(cf, mcf, auth->ctx_index)) return NGX_ERROR;
+    const auto* ctx = static_cast<const ngx_http_conf_ctx_t*>(cf->ctx);
+    mcf->environment = static_cast<const mr_auth_main_conf_t*>(ctx->main_conf[auth->ctx_index])->environment;
   }
   return mr::ngx::init_request_id(cf);
 }

@@ -1,9 +1,12 @@
 #include "modules/ledger/partner_handler.hpp"
 
 #include "keys/key_catalogue.hpp"
+#include "lua-free-config/ledger_conf.hpp"
 #include "modules/common/http_json.hpp"
 #include "modules/common/request_context.hpp"
 #include "modules/ledger/statement_run.hpp"
+
+extern "C" ngx_module_t ngx_http_mr_ledger_module;
 
 namespace mr::ngx::ledger {
 namespace {
@@ -25,6 +28,10 @@ ngx_int_t start(ngx_http_request_t* r) {
   request.request_id = request_id(r);
   request.idempotency_key = edge->idempotency_key;
   request.fingerprint = edge->fingerprint();
+  const auto* mcf = static_cast<const mr_ledger_main_conf_t*>(
+      ngx_http_get_module_main_conf(r, ngx_http_mr_ledger_module));
+  request.environment = view(mcf->environment);
+  request.test_helpers = mcf->test_helpers == 1;
   return run_prepared(r, mr::ledger::prepare(request));
 }
 

@@ -43,6 +43,8 @@ if [ "${MR_PG_STANDBY:-}" = 1 ]; then take_ports MR_PG_STANDBY_PORT; export MR_P
 # The tests drive one key far past 100 r/s; the limit itself is tested on a
 # server of its own with the production numbers (below).
 export MR_RATE_LIMIT=100000r/s MR_RATE_BURST=100000 MR_REFUSED_RATE=100000r/s MR_REFUSED_BURST=100000
+# A sandbox: partners (the tests) may drive payouts with the test helper.
+export MR_TEST_HELPERS=on
 # Redis wants a password, so every test goes through AUTH.
 export MR_REDIS_PASSWORD=$(head -c 18 /dev/urandom | base64 | tr '+/' '-_')
 printf "export MR_PORT=%s MR_PG_PORT=%s MR_REDIS_PORT=%s\n" "$MR_PORT" "$MR_PG_PORT" "$MR_REDIS_PORT" > "$dir/ports.env"
