@@ -1,0 +1,3 @@
+module memberrewards.example/sdk
+
+go 1.19
