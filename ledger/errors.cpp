@@ -139,11 +139,11 @@ std::string render_envelope(ErrorCode code, std::string_view message, std::strin
   str(message);
   w.Key("requestId");
   str(request_id);
-  if (!details.empty()) {
   if (!redemption_id.empty()) {
     w.Key("redemptionId");
     str(redemption_id);
   }
+  if (!details.empty()) {
     w.Key("details");
     w.StartArray();
     for (const auto& d : details) {
@@ -161,7 +161,6 @@ std::string render_envelope(ErrorCode code, std::string_view message, std::strin
   return w.str();
 }
 
-std::string render_error(const Error& error, std::string_view request_id) {
 }  // namespace
 
 std::string render_error(ErrorCode code, std::string_view message, std::string_view request_id,
@@ -169,6 +168,7 @@ std::string render_error(ErrorCode code, std::string_view message, std::string_v
   return render_envelope(code, message, request_id, details, {});
 }
 
+std::string render_error(const Error& error, std::string_view request_id) {
   return render_envelope(error.code, error.message, request_id, error.details, error.redemption_id);
 }
 
