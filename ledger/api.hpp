@@ -13,6 +13,20 @@
 
 namespace mr::ledger {
 
+// Webhook endpoint secrets (contract section 10), kept by the glue: the key
+// they are sealed with never enters the domain, and a plaintext secret
+// only ever goes into the answer that shows it. Unit tests fake it.
+class WebhookSecrets {
+ public:
+  virtual ~WebhookSecrets() = default;
+  // A new endpoint id ("we_..."); "" on failure.
+  virtual std::string new_endpoint_id() const = 0;
+  // A new secret for the endpoint, sealed (base64); "" on failure.
+  virtual std::string new_sealed_secret(std::string_view endpoint_id) const = 0;
+  // The secret a sealed one holds; nullopt when it does not open.
+  virtual std::optional<std::string> open(std::string_view endpoint_id, std::string_view sealed) const = 0;
+};
+
 struct Request {
   std::string_view method;
   std::string_view path;   // raw, without the query
@@ -27,6 +41,8 @@ struct Request {
   // mr_test_helpers on (sandbox only, nginx -t refuses it elsewhere): the
   // test-helper routes exist; without it their paths are not_found.
   bool test_helpers = false;
+  // Null: the webhook endpoint writes answer internal_error.
+  const WebhookSecrets* webhook_secrets = nullptr;
 };
 
 inline constexpr std::string_view kJsonContentType = "application/json";

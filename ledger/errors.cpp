@@ -25,6 +25,7 @@ constexpr std::array kCodes = {
     CodeInfo{ErrorCode::cardholder_not_found, "cardholder_not_found", 404, "The member is not onboarded for this club."},
     CodeInfo{ErrorCode::transaction_not_found, "transaction_not_found", 404, "No settled transaction with this id for this member."},
     CodeInfo{ErrorCode::redemption_not_found, "redemption_not_found", 404, "No redemption with this id."},
+    CodeInfo{ErrorCode::webhook_endpoint_not_found, "webhook_endpoint_not_found", 404, "No webhook endpoint with this id."},
     CodeInfo{ErrorCode::not_found, "not_found", 404, "No such resource."},
     CodeInfo{ErrorCode::method_not_allowed, "method_not_allowed", 405, "The method is not allowed on this path."},
     CodeInfo{ErrorCode::idempotency_in_progress, "idempotency_in_progress", 409, "A request with this idempotency key is still being processed."},

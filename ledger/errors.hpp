@@ -20,6 +20,7 @@ enum class ErrorCode {
   cardholder_not_found,
   transaction_not_found,
   redemption_not_found,
+  webhook_endpoint_not_found,
   not_found,
   method_not_allowed,
   idempotency_in_progress,

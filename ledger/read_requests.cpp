@@ -11,7 +11,6 @@
 #include <vector>
 
 namespace mr::ledger {
-namespace {
 
 std::optional<std::string> percent_decode(std::string_view s, bool plus_is_space) {
   std::string out;
@@ -28,6 +27,8 @@ std::optional<std::string> percent_decode(std::string_view s, bool plus_is_space
   }
   return out;
 }
+
+namespace {
 
 Error bad(const std::string& field, const std::string& problem) {
   return Error{ErrorCode::invalid_request, "Invalid query parameter " + field + ".", {{field, problem}}};

@@ -13,6 +13,10 @@
 
 namespace mr::ledger {
 
+// Percent-decoding of a query name or value (`plus_is_space`) or a path
+// segment; nullopt for a '%' without two hex digits after it.
+std::optional<std::string> percent_decode(std::string_view s, bool plus_is_space);
+
 // Percent-decodes a path segment and checks it as an identifier (1..128
 // bytes of printable ASCII); nullopt when either fails.
 std::optional<std::string> path_identifier(std::string_view segment);

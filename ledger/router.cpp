@@ -9,6 +9,7 @@
 #include "ledger/result_render.hpp"
 #include "ledger/routes.hpp"
 #include "ledger/statements.hpp"
+#include "ledger/webhook_router.hpp"
 #include "ledger/write_requests.hpp"
 
 namespace mr::ledger {
@@ -183,6 +184,16 @@ Prepared route(const Request& r) {
         if (!id) return bad_redemption_id(r);
         return write(r, parse_test_payout(r.body, *id));
       });
+    case Route::events_list:
+    case Route::webhook_endpoints_list:
+    case Route::webhook_endpoints_create:
+    case Route::webhook_endpoint_get:
+    case Route::webhook_endpoint_update:
+    case Route::webhook_endpoint_rotate_secret:
+    case Route::webhook_endpoint_delete:
+    case Route::webhook_endpoint_deliveries:
+    case Route::webhook_endpoint_replay:
+      return prepare_events_and_webhooks(r, parts);
     default:
       break;
   }

@@ -9,6 +9,9 @@ constexpr std::array<std::string_view, kRouteCount> kLabels = {
     "members_create",     "member_balance",       "member_points",          "member_transactions",
     "member_close",       "transactions_settled", "transactions_reversed",  "redemptions_create",
     "redemption_get",     "club_get",             "redemptions_list",       "test_payout",
+    "events_list",        "webhook_endpoints_list", "webhook_endpoints_create", "webhook_endpoint_get",
+    "webhook_endpoint_update", "webhook_endpoint_rotate_secret", "webhook_endpoint_delete",
+    "webhook_endpoint_deliveries", "webhook_endpoint_replay",
     "ops_healthz",        "ops_readyz",           "ops_metrics",            "ops_payouts",
     "ops_payout_result",  "other"};
 
@@ -48,6 +51,17 @@ Route route_of(std::string_view path) {
   if (n == 4 && parts[0] == "test-helpers" && parts[1] == "redemptions" && parts[3] == "payout") {
     return Route::test_payout;
   }
+  if (n == 1 && parts[0] == "events") return Route::events_list;
+  if (parts[0] == "webhook-endpoints") {
+    if (n == 1) return Route::webhook_endpoints_create;
+    if (parts[1].empty()) return Route::other;  // a trailing slash is another, unknown, path
+    if (n == 2) return Route::webhook_endpoint_update;
+    if (n == 3 && parts[2] == "rotate-secret") return Route::webhook_endpoint_rotate_secret;
+    if (n == 3 && parts[2] == "delete") return Route::webhook_endpoint_delete;
+    if (n == 3 && parts[2] == "deliveries") return Route::webhook_endpoint_deliveries;
+    if (n == 3 && parts[2] == "replay") return Route::webhook_endpoint_replay;
+    return Route::other;
+  }
   if (n == 1 && parts[0] == "members") return Route::members_create;
   if (n == 1 && parts[0] == "redemptions") return Route::redemptions_create;
   if (n == 2 && parts[0] == "redemptions") return Route::redemption_get;
@@ -66,6 +80,8 @@ Route route_of(std::string_view method, std::string_view path) {
   const Route route = route_of(path);
   if (method != "GET") return route;
   if (route == Route::redemptions_create) return Route::redemptions_list;
+  if (route == Route::webhook_endpoints_create) return Route::webhook_endpoints_list;
+  if (route == Route::webhook_endpoint_update) return Route::webhook_endpoint_get;
   return route;
 }
 

@@ -22,6 +22,15 @@ enum class Route {
   club_get,             // GET /api/v1/club
   redemptions_list,     // GET /api/v1/redemptions
   test_payout,          // POST /api/v1/test-helpers/redemptions/{id}/payout (sandbox)
+  events_list,                    // GET /api/v1/events
+  webhook_endpoints_list,         // GET /api/v1/webhook-endpoints
+  webhook_endpoints_create,       // POST /api/v1/webhook-endpoints
+  webhook_endpoint_get,           // GET /api/v1/webhook-endpoints/{id}
+  webhook_endpoint_update,        // POST /api/v1/webhook-endpoints/{id}
+  webhook_endpoint_rotate_secret, // POST .../{id}/rotate-secret
+  webhook_endpoint_delete,        // POST .../{id}/delete
+  webhook_endpoint_deliveries,    // GET .../{id}/deliveries
+  webhook_endpoint_replay,        // POST .../{id}/replay
   ops_healthz,
   ops_readyz,
   ops_metrics,
@@ -39,7 +48,8 @@ std::optional<Route> route_from_label(std::string_view label);
 // method; Route::other when the router answers not_found.
 Route route_of(std::string_view path);
 // The same, told apart by the method where one path serves two routes:
-// GET /api/v1/redemptions lists, any other method is the create's.
+// GET /api/v1/redemptions lists, any other method is the create's; the
+// same for /api/v1/webhook-endpoints and /api/v1/webhook-endpoints/{id}.
 Route route_of(std::string_view method, std::string_view path);
 // The ops listener's route for a raw path.
 Route ops_route_of(std::string_view path);

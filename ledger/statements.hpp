@@ -22,20 +22,30 @@ inline constexpr std::string_view club = "SELECT mr_club($1::bigint, $2, $3)";
 // status (NULL: none), limit, before, request id.
 inline constexpr std::string_view redemptions =
     "SELECT mr_redemptions($1::bigint, $2, $3, $4, $5::int, $6::bigint, $7)";
+// GET /api/v1/events: club, environment, after (NULL: from the oldest),
+// limit, types joined by ',' (NULL: every type), request id (014_events.sql).
+inline constexpr std::string_view events =
+    "SELECT mr_events($1::bigint, $2, $3, $4::int, string_to_array($5, ','), $6)";
+// GET /api/v1/webhook-endpoints[/{id}[/deliveries]] (014_events.sql).
+inline constexpr std::string_view webhook_endpoints = "SELECT mr_webhook_endpoints($1::bigint, $2)";
+inline constexpr std::string_view webhook_endpoint = "SELECT mr_webhook_endpoint($1::bigint, $2, $3)";
+inline constexpr std::string_view webhook_deliveries =
+    "SELECT mr_webhook_deliveries($1::bigint, $2, $3::int, $4::bigint, $5)";
 inline constexpr std::string_view ready = "SELECT 1";
 inline constexpr std::string_view metrics = "SELECT mr_metrics()";
 inline constexpr std::string_view payouts = "SELECT mr_payouts($1, $2::int)";
 inline constexpr std::string_view payout_move = "SELECT mr_payout_move($1, $2, $3)";
 inline constexpr std::string_view payout_simulate = "SELECT mr_payout_simulate($1::bigint)";
 
-inline constexpr std::array<std::string_view, 13> prepared = {
+inline constexpr std::array<std::string_view, 17> prepared = {
     write, write_batch, balance, points, transactions, redemption, ready, metrics, payouts, payout_move,
-    payout_simulate, club, redemptions};
+    payout_simulate, club, redemptions, events, webhook_endpoints, webhook_endpoint, webhook_deliveries};
 
 // Statements that change nothing: the pool may queue them on a connection
 // still busy with other reads (a write there could wait on a lock and hold
 // them up).
-inline constexpr std::array<std::string_view, 9> reads = {balance, points,  transactions, redemption, ready,
-                                                          metrics, payouts, club,         redemptions};
+inline constexpr std::array<std::string_view, 13> reads = {
+    balance, points, transactions, redemption, ready, metrics, payouts, club, redemptions,
+    events,  webhook_endpoints, webhook_endpoint, webhook_deliveries};
 
 }  // namespace mr::ledger::sql

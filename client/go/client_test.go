@@ -511,7 +511,8 @@ func TestWebhookEndpointCalls(t *testing.T) {
 	  "secret":"whsec_x","createdAt":"2026-11-26T10:00:00.000Z"}`
 	s := newStub(t)
 	s.script = []answer{okJSON(201, endpoint), okJSON(200, `{"entries":[`+endpoint+`]}`),
-		okJSON(200, `{"endpointId":"we_1","replayed":3}`), failJSON(404, "webhook_endpoint_not_found", nil, "")}
+		okJSON(200, `{"endpointId":"we_1","replayed":3}`), okJSON(200, `{"endpointId":"we_1","deleted":true}`),
+		failJSON(404, "webhook_endpoint_not_found", nil, "")}
 	c, _ := newTestClient(t, s.URL, Config{})
 	ctx := context.Background()
 	ep, err := c.CreateWebhookEndpoint(ctx, WebhookEndpointInput{URL: "http://127.0.0.1:1/h"})
@@ -526,6 +527,9 @@ func TestWebhookEndpointCalls(t *testing.T) {
 	if err != nil || rep.Replayed != 3 {
 		t.Fatal(err)
 	}
+	if del, err := c.DeleteWebhookEndpoint(ctx, "we_1"); err != nil || !del.Deleted {
+		t.Fatal(err)
+	}
 	_, err = c.GetWebhookEndpoint(ctx, "we_1")
 	var apiErr *APIError
 	if !errors.As(err, &apiErr) || apiErr.Code != "webhook_endpoint_not_found" {
@@ -536,7 +540,7 @@ func TestWebhookEndpointCalls(t *testing.T) {
 	for _, r := range reqs {
 		got += r.Method + " " + r.RawPath + ";"
 	}
-	if got != "POST /api/v1/webhook-endpoints;GET /api/v1/webhook-endpoints;POST /api/v1/webhook-endpoints/we_1/replay;GET /api/v1/webhook-endpoints/we_1;" {
+	if got != "POST /api/v1/webhook-endpoints;GET /api/v1/webhook-endpoints;POST /api/v1/webhook-endpoints/we_1/replay;POST /api/v1/webhook-endpoints/we_1/delete;GET /api/v1/webhook-endpoints/we_1;" {
 		t.Fatal(got)
 	}
 	if string(reqs[2].Body) != `{"partnerRef":"club-1","since":"2026-11-26T00:00:00Z"}` {

@@ -291,8 +291,8 @@ func (c *Client) RotateWebhookSecret(ctx context.Context, endpointID string, opt
 }
 
 // DeleteWebhookEndpoint stops deliveries; the endpoint is then webhook_endpoint_not_found.
-func (c *Client) DeleteWebhookEndpoint(ctx context.Context, endpointID string, opts ...CallOption) (*WebhookEndpoint, error) {
-	var out WebhookEndpoint
+func (c *Client) DeleteWebhookEndpoint(ctx context.Context, endpointID string, opts ...CallOption) (*DeletedWebhookEndpoint, error) {
+	var out DeletedWebhookEndpoint
 	return &out, c.do(ctx, "POST", "/api/v1/webhook-endpoints/"+seg(endpointID)+"/delete", nil, map[string]interface{}{}, &out, opts)
 }
 

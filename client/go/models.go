@@ -310,6 +310,12 @@ type WebhookEndpoint struct {
 	UpdatedAt      *time.Time `json:"updatedAt"`
 }
 
+// DeletedWebhookEndpoint is the answer of a delete.
+type DeletedWebhookEndpoint struct {
+	EndpointID string `json:"endpointId"`
+	Deleted    bool   `json:"deleted"`
+}
+
 // WebhookDelivery is one attempt; Status is nil when no answer came.
 type WebhookDelivery struct {
 	EventID     string    `json:"eventId"`

@@ -5,6 +5,7 @@
 #include "modules/common/http_json.hpp"
 #include "modules/common/request_context.hpp"
 #include "modules/ledger/statement_run.hpp"
+#include "modules/ledger/webhook_secrets.hpp"
 
 extern "C" ngx_module_t ngx_http_mr_ledger_module;
 
@@ -32,6 +33,7 @@ ngx_int_t start(ngx_http_request_t* r) {
       ngx_http_get_module_main_conf(r, ngx_http_mr_ledger_module));
   request.environment = view(mcf->environment);
   request.test_helpers = mcf->test_helpers == 1;
+  request.webhook_secrets = webhook_secrets();
   return run_prepared(r, mr::ledger::prepare(request));
 }
 

@@ -8,7 +8,20 @@
 
 namespace mr::fuzz {
 
-// Input: method \n path \n query \n body; the edge's facts are fixed.
+// The glue's webhook secrets, faked: a fixed id and sealed text.
+class FuzzWebhookSecrets final : public ledger::WebhookSecrets {
+ public:
+  std::string new_endpoint_id() const override { return "we_0123456789ab0123456789abcdef"; }
+  std::string new_sealed_secret(std::string_view) const override { return "c2VhbGVkIHNlY3JldA=="; }
+  std::optional<std::string> open(std::string_view, std::string_view sealed) const override {
+    if (sealed != "c2VhbGVkIHNlY3JldA==") return std::nullopt;
+    return "whsec_c2VjcmV0";
+  }
+};
+inline const FuzzWebhookSecrets kFuzzWebhookSecrets;
+
+// Input: method \n path \n query \n body; the edge's facts are fixed (the
+// environment alternates with the input's length).
 inline ledger::Request request_from(const std::uint8_t* data, std::size_t size) {
   const auto f = fields(bytes(data, size), 4);
   ledger::Request r;
@@ -21,6 +34,8 @@ inline ledger::Request request_from(const std::uint8_t* data, std::size_t size) 
   r.request_id = "rid";
   r.idempotency_key = "key-1";
   r.fingerprint = "fp";
+  r.environment = size % 2 == 0 ? "production" : "sandbox";
+  r.webhook_secrets = &kFuzzWebhookSecrets;
   return r;
 }
 

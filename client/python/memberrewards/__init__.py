@@ -10,7 +10,7 @@ __version__ = "0.1.0"
 from .client import Client, EventIterator, RetryPolicy  # noqa: E402
 from .errors import MemberRewardsConnectionError, MemberRewardsError  # noqa: E402
 from .models import (  # noqa: E402
-    Balance, Balances, BankAccount, ClosedMember, Club, DeliveriesPage, Event, EventData, EventsPage, FieldProblem,
+    Balance, Balances, BankAccount, ClosedMember, Club, DeletedWebhookEndpoint, DeliveriesPage, Event, EventData, EventsPage, FieldProblem,
     LedgerEntry, MemberInput, MemberRef, MemberResult, PartnerPool, Payout, PointsPage, RedemptionAccepted,
     RedemptionAmount, Redemption, RedemptionRequest, RedemptionsPage, ReplayResult, ReversedResult,
     ReversedTransaction, ReverseRequest, SettledResult, SettledTransaction, SettleRequest, TransactionEntry,
@@ -27,5 +27,5 @@ __all__ = [
     "FieldProblem", "Balances", "PartnerPool", "MemberResult", "ClosedMember", "SettledResult", "ReversedResult",
     "Balance", "LedgerEntry", "PointsPage", "TransactionEntry", "TransactionsPage", "Payout",
     "RedemptionAccepted", "Redemption", "RedemptionsPage", "Club", "EventData", "Event", "EventsPage",
-    "WebhookEndpoint", "WebhookDelivery", "DeliveriesPage", "ReplayResult",
+    "WebhookEndpoint", "DeletedWebhookEndpoint", "WebhookDelivery", "DeliveriesPage", "ReplayResult",
 ]

@@ -16,7 +16,7 @@ from urllib.parse import quote, urlsplit
 
 from . import __version__
 from .errors import MemberRewardsConnectionError, MemberRewardsError
-from .models import (Balance, Club, ClosedMember, DeliveriesPage, Event, EventsPage, FieldProblem, LedgerEntry,
+from .models import (Balance, Club, ClosedMember, DeletedWebhookEndpoint, DeliveriesPage, Event, EventsPage, FieldProblem, LedgerEntry,
                      MemberInput, MemberResult, PointsPage, Redemption, RedemptionAccepted, RedemptionRequest,
                      RedemptionsPage, ReplayResult, ResponseShapeError, ReverseRequest, ReversedResult,
                      SettledResult, SettleRequest, TransactionEntry, TransactionsPage, WebhookDelivery,
@@ -381,9 +381,10 @@ class Client:
         return self._post(WebhookEndpoint, "/api/v1/webhook-endpoints/%s/rotate-secret" % _segment(endpoint_id),
                           {}, idempotency_key)
 
-    def delete_webhook_endpoint(self, endpoint_id: str, *, idempotency_key: Optional[str] = None) -> WebhookEndpoint:
+    def delete_webhook_endpoint(self, endpoint_id: str, *,
+                                idempotency_key: Optional[str] = None) -> DeletedWebhookEndpoint:
         """POST .../delete: no more deliveries; the endpoint is then webhook_endpoint_not_found."""
-        return self._post(WebhookEndpoint, "/api/v1/webhook-endpoints/%s/delete" % _segment(endpoint_id),
+        return self._post(DeletedWebhookEndpoint, "/api/v1/webhook-endpoints/%s/delete" % _segment(endpoint_id),
                           {}, idempotency_key)
 
     def list_webhook_deliveries(self, endpoint_id: str, *, limit: Optional[int] = None,

@@ -424,6 +424,12 @@ class WebhookEndpoint:
 
 
 @dataclass
+class DeletedWebhookEndpoint:
+    endpoint_id: str
+    deleted: Optional[bool] = None
+
+
+@dataclass
 class WebhookEndpointList:
     entries: List[WebhookEndpoint]
 

@@ -247,16 +247,18 @@ class ClientTest(unittest.TestCase):
         endpoint = {"endpointId": "we_1", "url": "http://127.0.0.1:1/h", "eventTypes": [], "description": None,
                     "status": "enabled", "secret": "whsec_x", "createdAt": "c"}
         self.stub.script(ok(endpoint, 201), ok({"entries": [endpoint]}), ok({"endpointId": "we_1", "replayed": 3}),
-                         fail(404, "webhook_endpoint_not_found"))
+                         ok({"endpointId": "we_1", "deleted": True}), fail(404, "webhook_endpoint_not_found"))
         self.assertEqual(self.client.create_webhook_endpoint("http://127.0.0.1:1/h").secret, "whsec_x")
         self.assertEqual([e.endpoint_id for e in self.client.list_webhook_endpoints()], ["we_1"])
         self.assertEqual(self.client.replay_webhook_events("we_1", "2026-11-26T00:00:00Z").replayed, 3)
+        self.assertTrue(self.client.delete_webhook_endpoint("we_1").deleted)
         with self.assertRaises(MemberRewardsError) as caught:
             self.client.get_webhook_endpoint("we_1")
         self.assertEqual(caught.exception.code, "webhook_endpoint_not_found")
         paths = [(r.method, r.path) for r in self.stub.requests]
         self.assertEqual(paths, [("POST", "/api/v1/webhook-endpoints"), ("GET", "/api/v1/webhook-endpoints"),
                                  ("POST", "/api/v1/webhook-endpoints/we_1/replay"),
+                                 ("POST", "/api/v1/webhook-endpoints/we_1/delete"),
                                  ("GET", "/api/v1/webhook-endpoints/we_1")])
         self.assertEqual(self.stub.requests[2].json(), {"partnerRef": "club-1", "since": "2026-11-26T00:00:00Z"})
 
