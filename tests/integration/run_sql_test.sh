@@ -2,7 +2,26 @@
 # run_sql_test.sh <test.env> <file.sql>: runs one SQL assertion script
 # against the fixture's migrated database; any error fails the test. The
 # script finds the migrations' text in the psql variable `migrations`.
+#
+# The scripts assert with PL/pgSQL's ASSERT, which does nothing while
+# plpgsql.check_asserts is off (postgresql.conf, ALTER DATABASE/ROLE SET or
+# PGOPTIONS can turn it off): every script would pass. So the script's own
+# session shows the setting, refuses to go on unless it is on, and checks
+# again after the script (which could have SET it off).
 set -euo pipefail
 source "$1"
 migrations=$(cd "$(dirname "$0")/../../ledger/sql/migrations" && pwd)
-psql "$MR_DSN" -X -q -v ON_ERROR_STOP=1 -v migrations="$migrations" -f "$2"
+# A DO block loads PL/pgSQL, which defines the setting: SHOW knows it after.
+require_asserts=$(cat <<'SQL'
+DO $$ BEGIN
+  IF current_setting('plpgsql.check_asserts') IS DISTINCT FROM 'on' THEN
+    RAISE EXCEPTION 'plpgsql.check_asserts is %: the ASSERTs of this script would not run',
+      current_setting('plpgsql.check_asserts');
+  END IF;
+END $$
+SQL
+)
+psql "$MR_DSN" -X -q -v ON_ERROR_STOP=1 -v migrations="$migrations" \
+  -c 'DO $$ BEGIN END $$' -c 'SHOW plpgsql.check_asserts' -c "$require_asserts" \
+  -f "$2" \
+  -c "$require_asserts"
