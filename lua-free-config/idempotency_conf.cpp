@@ -1,5 +1,7 @@
 #include "lua-free-config/idempotency_conf.hpp"
 
+#include "lua-free-config/conf_values.hpp"
+#include "lua-free-config/redis_address.hpp"
 #include "lua-free-config/secret_file.hpp"
 
 namespace mr::conf {
@@ -24,6 +26,39 @@ char* set_replay_cache(ngx_conf_t* cf, ngx_command_t*, void* conf) {
   return NGX_CONF_OK;
 }
 
+// mr_redis_sentinel <ip:port>... master <name>: IPv4 addresses only (hiredis
+// would resolve a name blocking the worker), then the keyword and the name.
+char* set_redis_sentinel(ngx_conf_t* cf, ngx_command_t*, void* conf) {
+  auto* mcf = static_cast<mr_idempotency_main_conf_t*>(conf);
+  if (mcf->redis_sentinels != nullptr) return const_cast<char*>("is duplicate");
+  const auto* args = static_cast<ngx_str_t*>(cf->args->elts);
+  const ngx_uint_t n = cf->args->nelts;
+  if (n < 4 || view(args[n - 2]) != "master") {
+    ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "mr_redis_sentinel wants <ip>:<port>... master <name>");
+    return static_cast<char*>(NGX_CONF_ERROR);
+  }
+  if (!mr::redis::valid_master_name(view(args[n - 1]))) {
+    ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                       "mr_redis_sentinel: master name \"%V\" must be 1 to 255 printable characters, no space",
+                       &args[n - 1]);
+    return static_cast<char*>(NGX_CONF_ERROR);
+  }
+  mcf->redis_sentinels = ngx_array_create(cf->pool, n - 3, sizeof(ngx_str_t));
+  if (mcf->redis_sentinels == nullptr) return static_cast<char*>(NGX_CONF_ERROR);
+  for (ngx_uint_t i = 1; i < n - 2; ++i) {
+    if (!mr::redis::parse_ipv4_port(view(args[i]))) {
+      ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "mr_redis_sentinel \"%V\" must be an IPv4 address and port",
+                         &args[i]);
+      return static_cast<char*>(NGX_CONF_ERROR);
+    }
+    auto* slot = static_cast<ngx_str_t*>(ngx_array_push(mcf->redis_sentinels));
+    if (slot == nullptr) return static_cast<char*>(NGX_CONF_ERROR);
+    *slot = args[i];
+  }
+  mcf->redis_sentinel_master = args[n - 1];
+  return NGX_CONF_OK;
+}
+
 }  // namespace
 
 ngx_command_t idempotency_commands[] = {
@@ -33,6 +68,8 @@ ngx_command_t idempotency_commands[] = {
      offsetof(mr_idempotency_loc_conf_t, enabled), nullptr},
     {ngx_string("mr_redis"), NGX_HTTP_MAIN_CONF | NGX_CONF_TAKE1, ngx_conf_set_str_slot,
      NGX_HTTP_MAIN_CONF_OFFSET, offsetof(mr_idempotency_main_conf_t, redis), nullptr},
+    {ngx_string("mr_redis_sentinel"), NGX_HTTP_MAIN_CONF | NGX_CONF_2MORE, set_redis_sentinel,
+     NGX_HTTP_MAIN_CONF_OFFSET, 0, nullptr},
     {ngx_string("mr_redis_password_file"), NGX_HTTP_MAIN_CONF | NGX_CONF_TAKE1, ngx_conf_set_str_slot,
      NGX_HTTP_MAIN_CONF_OFFSET, offsetof(mr_idempotency_main_conf_t, redis_password_file), nullptr},
     {ngx_string("mr_redis_username"), NGX_HTTP_MAIN_CONF | NGX_CONF_TAKE1, ngx_conf_set_str_slot,
@@ -71,6 +108,11 @@ char* idempotency_init_main(ngx_conf_t* cf, void* conf) {
   ngx_conf_init_msec_value(mcf->ttl, 24 * 3600 * 1000);
   ngx_conf_init_msec_value(mcf->lock_ttl, 60 * 1000);
   ngx_conf_init_size_value(mcf->replay_cache, 4 * 1024 * 1024);
+  if (mcf->redis.len != 0 && mcf->redis_sentinels != nullptr) {
+    // Which one would win is a guess an operator should not have to make.
+    ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "mr_redis and mr_redis_sentinel: give one of them");
+    return static_cast<char*>(NGX_CONF_ERROR);
+  }
   if (mcf->redis.len == 0) {
     ngx_str_set(&mcf->redis, "127.0.0.1:6379");  // two statements: braces needed
   }

@@ -3,6 +3,9 @@
 //   mr_idempotency on|off;                 http, server, location (default off): POSTs
 //                                          carry X-MR-Idempotency-Key, scoped by the club
 //   mr_redis <ip>:<port>;                  http (default 127.0.0.1:6379)
+//   mr_redis_sentinel <ip>:<port>... master <name>;  http: instead of mr_redis, ask
+//                                          these Sentinels for the master's address
+//                                          (at every connect and after READONLY)
 //   mr_redis_password_file <path>;         http: Redis AUTH password, read by the master
 //   mr_redis_username <name>;              http: Redis ACL user for AUTH (needs the password)
 //   mr_redis_connect_timeout <time>;       http (default 200ms)
@@ -31,6 +34,8 @@ struct mr_idempotency_main_conf_t {
   ngx_str_t redis_password_file;
   ngx_str_t redis_username;
   ngx_str_t redis_password;  // read from the file at (re)load, wiped with the cycle
+  ngx_array_t* redis_sentinels;     // of ngx_str_t "ip:port" (mr_redis_sentinel); null: none
+  ngx_str_t redis_sentinel_master;  // the master's name at those Sentinels
 };
 
 struct mr_idempotency_loc_conf_t {

@@ -2,8 +2,12 @@
 
 #include <openssl/crypto.h>
 
-#include "modules/common/foreign_socket.hpp"
+#include <string_view>
+#include <utility>
+
 #include "modules/common/node_metrics.hpp"
+#include "modules/common/redis_adapter.hpp"
+#include "modules/common/redis_sentinel.hpp"
 
 namespace mr::redis {
 namespace {
@@ -12,51 +16,19 @@ void count(mr::metrics::RedisError kind) {
   if (mr::metrics::Block* block = mr::ngx::node_metrics()) mr::metrics::count(*block, kind);
 }
 
-// The adapter: hiredis asks for read/write interest, nginx delivers events.
-struct Adapter {
-  redisAsyncContext* ac;
-  ngx_connection_t* c;
-};
+constexpr ngx_msec_t kReconnectPause = 1000;
 
-void on_event(ngx_event_t* ev) {
-  auto* c = static_cast<ngx_connection_t*>(ev->data);
-  auto* a = static_cast<Adapter*>(c->data);
-  if (ev->write) {
-    redisAsyncHandleWrite(a->ac);
-  } else {
-    redisAsyncHandleRead(a->ac);
-  }
+bool defer_write(redisAsyncContext* ac) {
+  auto* client = static_cast<Client*>(ac->data);
+  return client != nullptr && client->defer_write();
 }
 
-// Level-triggered: one read of at most 16 KiB does not drain a big reply.
-void add_read(void* p) {
-  auto* a = static_cast<Adapter*>(p);
-  if (!a->c->read->active) ngx_add_event(a->c->read, NGX_READ_EVENT, 0);
-}
-void del_read(void* p) {
-  auto* a = static_cast<Adapter*>(p);
-  if (a->c->read->active) ngx_del_event(a->c->read, NGX_READ_EVENT, 0);
-}
-void add_write(void* p) {
-  auto* a = static_cast<Adapter*>(p);
-  if (auto* client = static_cast<Client*>(a->ac->data); client != nullptr && client->defer_write()) return;
-  if (!a->c->write->active) ngx_add_event(a->c->write, NGX_WRITE_EVENT, 0);
-}
-void del_write(void* p) {
-  auto* a = static_cast<Adapter*>(p);
-  if (a->c->write->active) ngx_del_event(a->c->write, NGX_WRITE_EVENT, 0);
-}
-// hiredis closes the fd itself after this: only release the nginx side.
-void cleanup(void* p) {
-  std::unique_ptr<Adapter> a(static_cast<Adapter*>(p));
-  mr::ngx::unwatch_socket(a->c);
-}
-
+// A context given up on (on_wrong_master) has no client any more.
 void connect_cb(const redisAsyncContext* ac, int status) {
-  static_cast<Client*>(ac->data)->on_connected(status);
+  if (auto* client = static_cast<Client*>(ac->data)) client->on_connected(ac, status);
 }
 void disconnect_cb(const redisAsyncContext* ac, int) {
-  static_cast<Client*>(ac->data)->on_disconnected();
+  if (auto* client = static_cast<Client*>(ac->data)) client->on_disconnected(ac);
 }
 
 void finish(Call* call, const redisReply* reply) {
@@ -69,21 +41,37 @@ void finish(Call* call, const redisReply* reply) {
   }
 }
 
+// What a demoted master (now a replica) answers a write, or a replica cut
+// off from its master a read: the Sentinels name another master by now.
+bool wrong_master(const redisReply* reply) {
+  if (reply == nullptr || reply->type != REDIS_REPLY_ERROR) return false;
+  const std::string_view error(reply->str, static_cast<std::size_t>(reply->len));
+  return error.starts_with("READONLY") || error.starts_with("MASTERDOWN");
+}
+
 // hiredis calls this exactly once per command: with the reply, or with
 // null when the context is freed. The call is owned here from then on.
-void reply_cb(redisAsyncContext*, void* r, void* privdata) {
+void reply_cb(redisAsyncContext* ac, void* r, void* privdata) {
   std::unique_ptr<Call> call(static_cast<Call*>(privdata));
   const auto* reply = static_cast<const redisReply*>(r);
   if (!call->finished) {  // a call that timed out was counted then
     if (reply == nullptr) count(mr::metrics::RedisError::no_reply);
     else if (reply->type == REDIS_REPLY_ERROR) count(mr::metrics::RedisError::error_reply);
   }
-  finish(call.get(), static_cast<const redisReply*>(r));
+  // Before the caller's callback, which may send the next command.
+  if (wrong_master(reply) && ac->data != nullptr) static_cast<Client*>(ac->data)->on_wrong_master(ac, reply);
+  finish(call.get(), reply);
 }
 
 }  // namespace
 
 Client::Client(Settings settings, ngx_log_t* log) : settings_(std::move(settings)), log_(log) {
+  master_ = Address{settings_.host, settings_.port};
+  if (!settings_.sentinels.empty()) {
+    sentinels_ = std::make_unique<SentinelLookup>(
+        settings_.sentinels, settings_.sentinel_master, settings_.connect_timeout + settings_.command_timeout, log,
+        [this](const std::optional<Address>& master) { on_master(master); });
+  }
   connect_timer_.data = this;
   connect_timer_.log = log;
   connect_timer_.cancelable = 1;
@@ -91,8 +79,7 @@ Client::Client(Settings settings, ngx_log_t* log) : settings_(std::move(settings
     auto* self = static_cast<Client*>(ev->data);
     ngx_log_error(NGX_LOG_WARN, self->log(), 0, "mr redis: connect timed out");
     count(mr::metrics::RedisError::connect);
-    self->drop();
-    self->retry_at_ = ngx_current_msec + 1000;
+    self->drop(kReconnectPause);
   };
   flush_event_.data = this;
   flush_event_.log = log;
@@ -106,12 +93,19 @@ Client::Client(Settings settings, ngx_log_t* log) : settings_(std::move(settings
 }
 
 Client::~Client() {
+  closing_ = true;  // callbacks run below send nothing more
   if (connect_timer_.timer_set) ngx_del_timer(&connect_timer_);
   if (flush_event_.posted) {
     ngx_delete_posted_event(&flush_event_);
   }
-  drop();
+  drop(0);
+  sentinels_.reset();
   OPENSSL_cleanse(settings_.password.data(), settings_.password.size());
+}
+
+bool Client::may_send() const {
+  if (closing_) return false;
+  return ac_ != nullptr || (sentinels_ && sentinels_->busy()) || ngx_current_msec >= retry_at_;
 }
 
 bool Client::defer_write() {
@@ -123,30 +117,31 @@ bool Client::defer_write() {
 }
 
 bool Client::ensure_connected() {
-  if (ac_ != nullptr) return true;
+  if (closing_) return false;
+  if (ac_ != nullptr || (sentinels_ && sentinels_->busy())) return true;
   if (ngx_current_msec < retry_at_) return false;
-  redisAsyncContext* ac = redisAsyncConnect(settings_.host.c_str(), settings_.port);
+  if (!sentinels_) return connect_to(master_);
+  // The master may have moved since the last connection: ask first. A
+  // lookup that fails at once has set the pause (on_master).
+  sentinels_->start();
+  return sentinels_->busy();
+}
+
+bool Client::connect_to(const Address& at) {
+  redisAsyncContext* ac = redisAsyncConnect(at.host.c_str(), at.port);
   if (ac == nullptr || ac->err) {
-    ngx_log_error(NGX_LOG_WARN, log_, 0, "mr redis: cannot connect: %s",
+    ngx_log_error(NGX_LOG_WARN, log_, 0, "mr redis: cannot connect to %s:%d: %s", at.host.c_str(), at.port,
                   ac != nullptr ? ac->errstr : "out of memory");
     if (ac != nullptr) redisAsyncFree(ac);
     count(mr::metrics::RedisError::connect);
-    retry_at_ = ngx_current_msec + 1000;
+    retry_at_ = ngx_current_msec + kReconnectPause;
     return false;
   }
-  auto adapter = std::make_unique<Adapter>(Adapter{ac, nullptr});
-  adapter->c = mr::ngx::watch_socket(ac->c.fd, log_, adapter.get(), on_event);
-  if (adapter->c == nullptr) {
+  if (!attach(ac, log_, mr::redis::defer_write)) {
     redisAsyncFree(ac);
-    retry_at_ = ngx_current_msec + 1000;
+    retry_at_ = ngx_current_msec + kReconnectPause;
     return false;
   }
-  ac->ev.data = adapter.release();
-  ac->ev.addRead = add_read;
-  ac->ev.delRead = del_read;
-  ac->ev.addWrite = add_write;
-  ac->ev.delWrite = del_write;
-  ac->ev.cleanup = cleanup;
   ac->data = this;
   redisAsyncSetConnectCallback(ac, connect_cb);
   redisAsyncSetDisconnectCallback(ac, disconnect_cb);
@@ -168,20 +163,80 @@ bool Client::ensure_connected() {
     };
     redisAsyncCommandArgv(ac, auth_cb, nullptr, static_cast<int>(args.size()), args.data(), lens.data());
   }
-  add_write(ac->ev.data);
+  want_write(ac);
   ngx_add_timer(&connect_timer_, settings_.connect_timeout);
   return true;
 }
 
-void Client::on_connected(int status) {
+void Client::on_master(const std::optional<Address>& master) {
+  if (!master) {
+    ngx_log_error(NGX_LOG_WARN, log_, 0, "mr redis: no Sentinel named the master \"%s\"",
+                  settings_.sentinel_master.c_str());
+    count(mr::metrics::RedisError::connect);
+    retry_at_ = ngx_current_msec + kReconnectPause;
+    fail_parked();
+    return;
+  }
+  if (!(*master == master_)) {
+    ngx_log_error(NGX_LOG_NOTICE, log_, 0, "mr redis: Sentinel names %s:%d as master \"%s\"", master->host.c_str(),
+                  master->port, settings_.sentinel_master.c_str());
+    master_ = *master;
+  }
+  if (!connect_to(master_)) {
+    fail_parked();
+    return;
+  }
+  send_parked();
+}
+
+// Behind AUTH on the new connection, in the order they were issued.
+// Commands of requests that have gone meanwhile are not sent (a claim no
+// request waits for would only hold its key).
+void Client::send_parked() {
+  auto parked = std::move(parked_);
+  parked_.clear();
+  for (auto& p : parked) {
+    Call* handle = p.call.get();
+    if (handle->finished || ac_ == nullptr) {
+      if (!handle->finished) count(mr::metrics::RedisError::no_reply);
+      finish(handle, nullptr);
+      continue;
+    }
+    std::vector<const char*> args;
+    std::vector<size_t> lens;
+    for (const auto& a : p.argv) {
+      args.push_back(a.data());
+      lens.push_back(a.size());
+    }
+    if (redisAsyncCommandArgv(ac_, reply_cb, handle, static_cast<int>(args.size()), args.data(), lens.data()) !=
+        REDIS_OK) {
+      finish(handle, nullptr);
+      continue;
+    }
+    p.call.release();  // owned by hiredis until reply_cb; its timer runs on
+  }
+}
+
+void Client::fail_parked() {
+  auto parked = std::move(parked_);
+  parked_.clear();
+  for (auto& p : parked) {
+    if (!p.call->finished) count(mr::metrics::RedisError::no_reply);
+    finish(p.call.get(), nullptr);
+  }
+}
+
+void Client::on_connected(const redisAsyncContext* ac, int status) {
+  if (ac != ac_) return;
   if (connect_timer_.timer_set) ngx_del_timer(&connect_timer_);
   if (status != REDIS_OK) {
-    ngx_log_error(NGX_LOG_WARN, log_, 0, "mr redis: connect failed: %s", ac_ ? ac_->errstr : "");
+    ngx_log_error(NGX_LOG_WARN, log_, 0, "mr redis: connect to %s:%d failed: %s", master_.host.c_str(),
+                  master_.port, ac->errstr);
     count(mr::metrics::RedisError::connect);
     // hiredis frees the context after a failed connect; no disconnect follows.
     ac_ = nullptr;
     connected_ = false;
-    retry_at_ = ngx_current_msec + 1000;
+    retry_at_ = ngx_current_msec + kReconnectPause;
     return;
   }
   connected_ = true;
@@ -195,13 +250,37 @@ void Client::on_auth_reply(const redisReply* reply) {
   }
 }
 
-void Client::on_disconnected() {
+// Only for the current context: one freed inside its own callback reports
+// its disconnect after a new one may have been made.
+void Client::on_disconnected(const redisAsyncContext* ac) {
+  if (ac != ac_) return;
   if (connect_timer_.timer_set) ngx_del_timer(&connect_timer_);
   ac_ = nullptr;
   connected_ = false;
 }
 
-void Client::drop() {
+// Only with Sentinels: a fixed address would give the same server again.
+// hiredis frees the context once this reply's callback returns; the next
+// command asks the Sentinels after the pause (a Sentinel that still names
+// this server is not asked in a loop).
+void Client::on_wrong_master(redisAsyncContext* ac, const redisReply* reply) {
+  if (!sentinels_ || ac != ac_) return;
+  ngx_log_error(NGX_LOG_WARN, log_, 0, "mr redis: %s:%d answered %s; asking the Sentinels again",
+                master_.host.c_str(), master_.port, reply->str);
+  if (connect_timer_.timer_set) ngx_del_timer(&connect_timer_);
+  ac_ = nullptr;
+  connected_ = false;
+  retry_at_ = ngx_current_msec + kReconnectPause;
+  ac->data = nullptr;  // its remaining callbacks (null replies) find no client
+  redisAsyncFree(ac);
+}
+
+void Client::drop(ngx_msec_t pause) {
+  // The pause first: callbacks run below may issue commands, which must
+  // not connect again at once.
+  retry_at_ = ngx_current_msec + pause;
+  if (sentinels_) sentinels_->cancel();
+  fail_parked();
   if (ac_ == nullptr) return;
   redisAsyncContext* ac = ac_;
   ac_ = nullptr;
@@ -210,13 +289,23 @@ void Client::drop() {
 }
 
 void Client::on_timeout(Call* call) {
-  ngx_log_error(NGX_LOG_WARN, log_, 0, "mr redis: command timed out; reconnecting");
   count(mr::metrics::RedisError::timeout);
+  for (auto it = parked_.begin(); it != parked_.end(); ++it) {
+    if (it->call.get() != call) continue;
+    // Still waiting for the Sentinels: this command alone gives up. The
+    // lookup goes on under its own deadline (a Sentinel that hangs is
+    // left for the next one), for the commands behind it.
+    ngx_log_error(NGX_LOG_WARN, log_, 0, "mr redis: command timed out waiting for the Sentinels");
+    Parked gone = std::move(*it);
+    parked_.erase(it);
+    finish(call, nullptr);
+    return;
+  }
+  ngx_log_error(NGX_LOG_WARN, log_, 0, "mr redis: command timed out; reconnecting");
   finish(call, nullptr);
   // A server that does not answer in time is dropped: the pending calls
   // get null replies, and the next command reconnects after a pause.
-  drop();
-  retry_at_ = ngx_current_msec + 1000;
+  drop(kReconnectPause);
 }
 
 Call* Client::command(const std::vector<std::string_view>& argv,
@@ -235,13 +324,20 @@ Call* Client::command(const std::vector<std::string_view>& argv,
     auto* c = static_cast<Call*>(ev->data);
     c->client->on_timeout(c);
   };
+  Call* handle = call.get();
+  if (ac_ == nullptr) {
+    // The Sentinels are being asked: sent on the connection to the master
+    // they name, or answered null if none does in time.
+    parked_.push_back(Parked{std::move(call), std::vector<std::string>(argv.begin(), argv.end())});
+    ngx_add_timer(&handle->timer, settings_.command_timeout);
+    return handle;
+  }
   std::vector<const char*> args;
   std::vector<size_t> lens;
   for (auto a : argv) {
     args.push_back(a.data());
     lens.push_back(a.size());
   }
-  Call* handle = call.get();
   if (redisAsyncCommandArgv(ac_, reply_cb, handle, static_cast<int>(args.size()), args.data(),
                             lens.data()) != REDIS_OK) {
     finish(handle, nullptr);

@@ -3,10 +3,15 @@
 // on a connection made with ngx_get_connection), with a connect timeout, a
 // timer per command that is also its timeout, and reconnects with a pause.
 // Any failure reports a null reply: callers treat Redis as an optimisation.
+// With Sentinels configured, every connect first asks them where the master
+// is (modules/common/redis_sentinel.hpp); commands issued meanwhile wait,
+// each under its own timeout. A READONLY or MASTERDOWN answer (connected to
+// a demoted master) drops the connection, so the next command asks again.
 #pragma once
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -17,12 +22,15 @@ extern "C" {
 }
 
 #include "lua-free-config/nginx.hpp"
+#include "lua-free-config/redis_address.hpp"
 
 namespace mr::redis {
 
 struct Settings {
   std::string host = "127.0.0.1";  // an IP: hiredis resolves names blocking
   int port = 6379;
+  std::vector<Address> sentinels;  // non-empty: host and port come from these
+  std::string sentinel_master;     // the master's name at the Sentinels
   ngx_msec_t connect_timeout = 200;
   ngx_msec_t command_timeout = 200;
   std::string username;  // AUTH [username] password on every connect when
@@ -37,6 +45,8 @@ struct Call {
   bool finished = false;  // done has run (or the caller detached)
   class Client* client = nullptr;
 };
+
+class SentinelLookup;
 
 class Client {
  public:
@@ -59,12 +69,13 @@ class Client {
   static void detach(Call* call) { call->finished = true; }
   // Whether a command now would be written (connected or connecting) or
   // would try to connect; false within the pause after a failure.
-  bool may_send() const { return ac_ != nullptr || ngx_current_msec >= retry_at_; }
+  bool may_send() const;
 
   // Internal, for the hiredis callbacks.
-  void on_connected(int status);
+  void on_connected(const redisAsyncContext* ac, int status);
   void on_auth_reply(const redisReply* reply);
-  void on_disconnected();
+  void on_disconnected(const redisAsyncContext* ac);
+  void on_wrong_master(redisAsyncContext* ac, const redisReply* reply);
   void on_timeout(Call* call);
   ngx_log_t* log() const { return log_; }
   // hiredis has output queued: true when a posted flush will write it (so
@@ -73,11 +84,27 @@ class Client {
   bool defer_write();
 
  private:
-  bool ensure_connected();
-  void drop();  // frees the context: pending calls get a null reply
+  // A command waiting for the Sentinels' answer, with its own copy of argv.
+  struct Parked {
+    std::unique_ptr<Call> call;
+    std::vector<std::string> argv;
+  };
+
+  bool ensure_connected();  // true: connected, connecting, or asking the Sentinels
+  bool connect_to(const Address& at);
+  void on_master(const std::optional<Address>& master);
+  void send_parked();
+  void fail_parked();
+  // Frees the context (pending calls get a null reply), ends a Sentinel
+  // lookup and fails the commands waiting for it; no connect for `pause` ms.
+  void drop(ngx_msec_t pause);
 
   Settings settings_;
   ngx_log_t* log_;
+  std::unique_ptr<SentinelLookup> sentinels_;  // null: the fixed host and port
+  std::vector<Parked> parked_;
+  Address master_;  // where the connection goes: the fixed one, or the Sentinels' answer
+  bool closing_ = false;
   redisAsyncContext* ac_ = nullptr;
   bool connected_ = false;
   ngx_msec_t retry_at_ = 0;

@@ -440,6 +440,14 @@ ngx_int_t init_process(ngx_cycle_t* cycle) {
     s.password = mr::conf::view(mcf->redis_password);
     s.host.assign(reinterpret_cast<const char*>(mcf->redis_host.data), mcf->redis_host.len);
     s.port = static_cast<int>(mcf->redis_port);
+    if (mcf->redis_sentinels != nullptr) {
+      // Checked at configuration time (mr_redis_sentinel).
+      const auto* sentinels = static_cast<const ngx_str_t*>(mcf->redis_sentinels->elts);
+      for (ngx_uint_t i = 0; i < mcf->redis_sentinels->nelts; ++i) {
+        if (auto at = mr::redis::parse_ipv4_port(mr::conf::view(sentinels[i]))) s.sentinels.push_back(*at);
+      }
+      s.sentinel_master = mr::conf::view(mcf->redis_sentinel_master);
+    }
     s.connect_timeout = mcf->connect_timeout;
     s.command_timeout = mcf->command_timeout;
     g_redis = std::make_unique<mr::redis::Client>(std::move(s), cycle->log);
