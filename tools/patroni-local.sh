@@ -12,6 +12,9 @@
 # runs Redis and nginx on it. Switch over with
 #   patronictl -c <dir>/pg1.yml switchover --leader pg1 --candidate pg2 --force
 # Needs the Debian packages patroni, etcd-server and etcd-client.
+# MR_PATRONI_TTL [20], MR_PATRONI_LOOP_WAIT [2], MR_PATRONI_RETRY_TIMEOUT [5]:
+# Patroni's timings at bootstrap (a lost leader is replaced within about
+# ttl); the tests use 10/1/3. Patroni wants ttl >= loop_wait + 2 x retry_timeout.
 set -euo pipefail
 cmd=${1:?up|down|status|dsn} dir=${2:?dir}
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -20,9 +23,13 @@ as_pg() { runuser -u postgres -- "$@"; }
 
 if [ ! -f "$dir/ports" ]; then
   [ "$cmd" = up ] || { echo "no cluster in $dir" >&2; exit 1; }
-  {
-    for name in ETCD ETCD_PEER PG1 PG2 API1 API2; do echo "$name=$("$repo/tools/free-port.sh")"; done
-  } > "$dir/ports"
+  # Each port passed back as taken: the probe alone may hand one out twice
+  # (nothing listens on them yet).
+  taken=()
+  for name in ETCD ETCD_PEER PG1 PG2 API1 API2; do
+    taken+=("$("$repo/tools/free-port.sh" "${taken[@]}")")
+    echo "$name=${taken[-1]}"
+  done > "$dir/ports"
 fi
 source "$dir/ports"
 dsn="host=127.0.0.1,127.0.0.1 hostaddr=127.0.0.1,127.0.0.1 port=$PG1,$PG2 target_session_attrs=read-write"
@@ -49,9 +56,9 @@ etcd3:
   hosts: 127.0.0.1:$ETCD
 bootstrap:
   dcs:
-    ttl: 20
-    loop_wait: 2
-    retry_timeout: 5
+    ttl: ${MR_PATRONI_TTL:-20}
+    loop_wait: ${MR_PATRONI_LOOP_WAIT:-2}
+    retry_timeout: ${MR_PATRONI_RETRY_TIMEOUT:-5}
     synchronous_mode: true
     postgresql:
       parameters:
