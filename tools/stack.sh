@@ -26,6 +26,10 @@
 #   MR_PG_DSN []                  use this PostgreSQL (its database must exist: e.g. the
 #                                 Patroni cluster of tools/patroni-local.sh) instead of
 #                                 starting one; kept in <dir>/pg.dsn
+#   MR_REDIS_SENTINEL []          "<ip:port>... master <name>": nginx asks these Redis Sentinels
+#                                 for the master (mr_redis_sentinel) instead of using the
+#                                 stack's Redis port, which stays the first master; kept in
+#                                 <dir>/redis.sentinel (tests/integration/ha_fixture.sh)
 #   MR_NODE_OF []                 another stack's dir: run only nginx, on that stack's
 #                                 PostgreSQL, Redis, master key and ops token (a second node)
 # Writes <dir>/stack.env with the addresses, for scripts and tests to source.
@@ -68,6 +72,7 @@ fi
 dsn="$dsn dbname=mr user=postgres gssencmode=disable sslmode=disable"
 [ "$cmd" = up ] && [ -n "${MR_PG_DSN:-}" ] && printf '%s\n' "$MR_PG_DSN" > "$dir/pg.dsn"
 [ -s "$dir/pg.dsn" ] && dsn=$(cat "$dir/pg.dsn")
+[ "$cmd" = up ] && [ -n "${MR_REDIS_SENTINEL:-}" ] && printf '%s\n' "$MR_REDIS_SENTINEL" > "$dir/redis.sentinel"
 master_key=$dir/master.key ops_token=$dir/ops.token redis_password_file=$dir/redis.password
 if [ -n "$node_of" ]; then
   # A second node: everything but nginx belongs to the other stack.
@@ -171,7 +176,12 @@ redis_up() {
 }
 
 render_nginx_conf() {
-  local ngx="$dir/nginx"
+  local ngx="$dir/nginx" redis="s|@REDIS@|127.0.0.1:$redis_port|"
+  if [ -s "$dir/redis.sentinel" ]; then
+    grep -q '^ *mr_redis @REDIS@;' "$repo/conf/nginx.dev.conf.in" ||
+      { echo "stack.sh: conf/nginx.dev.conf.in has no 'mr_redis @REDIS@;' line to replace" >&2; exit 1; }
+    redis="s|mr_redis @REDIS@;|mr_redis_sentinel $(cat "$dir/redis.sentinel");|"
+  fi
   mkdir -p "$ngx/logs" "$ngx/tmp" "$ngx/modules"
   "$repo/tools/install-modules.sh" "$build/nginx-modules" "$ngx/modules"
   rm -rf "$ngx/snippets.new"; cp -r "$repo/conf/snippets" "$ngx/snippets.new"
@@ -179,7 +189,7 @@ render_nginx_conf() {
   sed -e "s|@MODULES_CONF@|$ngx/modules/load_modules.conf|" \
       -e "s|@ENVIRONMENT@|$env_name|" -e "s|@DSN@|$dsn|" \
       -e "s|@MASTER_KEY_FILE@|$master_key|" -e "s|@PORT@|$port|" \
-      -e "s|@REDIS@|127.0.0.1:$redis_port|" -e "s|@CONF_DIR@|$ngx|" \
+      -e "$redis" -e "s|@CONF_DIR@|$ngx|" \
       -e "s|@RATE_LIMIT@|${MR_RATE_LIMIT:-100r/s}|" -e "s|@RATE_BURST@|${MR_RATE_BURST:-200}|" \
       -e "s|@REFUSED_RATE@|${MR_REFUSED_RATE:-10r/s}|" -e "s|@REFUSED_BURST@|${MR_REFUSED_BURST:-50}|" \
       -e "s|@OPS_PORT@|$ops_port|" -e "s|@OPS_TOKEN_FILE@|$ops_token|" \
