@@ -44,21 +44,31 @@ target_include_directories(nginx_headers SYSTEM INTERFACE
   "${NGINX_BUILD_DIR}/src/http/v2"
   "${NGINX_BUILD_DIR}/objs")
 
-# mr_add_nginx_module(<module symbol> SOURCES ... [LIBS ...])
+# mr_add_nginx_module(<module symbol> SOURCES ... [LIBS ...] [FIRST <module symbol>...])
 # Builds <module symbol>.so as a dynamic module. The glue nginx dlsym()s
 # (ngx_modules, ngx_module_names, ngx_module_order) is generated as C.
+# FIRST names more modules in the same file, defined in its sources or
+# LIBS, listed before the main one: nginx runs their init_process and
+# exit_process first.
 # Hidden visibility, -Bsymbolic and -fno-gnu-unique let a rebuilt .so
 # installed under a new name serve after `nginx -s reload` instead of
 # binding to the copy already mapped.
 function(mr_add_nginx_module name)
-  cmake_parse_arguments(M "" "" "SOURCES;LIBS" ${ARGN})
+  cmake_parse_arguments(M "" "" "SOURCES;LIBS;FIRST" ${ARGN})
   set(glue "${CMAKE_CURRENT_BINARY_DIR}/${name}_modules.c")
+  set(externs "")
+  set(pointers "")
+  set(names "")
+  foreach(m ${M_FIRST} ${name})
+    string(APPEND externs "extern ngx_module_t ${m};\n")
+    string(APPEND pointers "&${m}, ")
+    string(APPEND names "\"${m}\", ")
+  endforeach()
   file(WRITE "${glue}.tmp"
 "#include <ngx_config.h>
 #include <ngx_core.h>
-extern ngx_module_t ${name};
-__attribute__((visibility(\"default\"))) ngx_module_t *ngx_modules[] = { &${name}, NULL };
-__attribute__((visibility(\"default\"))) char *ngx_module_names[] = { \"${name}\", NULL };
+${externs}__attribute__((visibility(\"default\"))) ngx_module_t *ngx_modules[] = { ${pointers}NULL };
+__attribute__((visibility(\"default\"))) char *ngx_module_names[] = { ${names}NULL };
 __attribute__((visibility(\"default\"))) char *ngx_module_order[] = { NULL };
 ")
   file(COPY_FILE "${glue}.tmp" "${glue}" ONLY_IF_DIFFERENT)

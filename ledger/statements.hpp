@@ -32,14 +32,27 @@ inline constexpr std::string_view webhook_endpoint = "SELECT mr_webhook_endpoint
 inline constexpr std::string_view webhook_deliveries =
     "SELECT mr_webhook_deliveries($1::bigint, $2, $3::int, $4::bigint, $5)";
 inline constexpr std::string_view ready = "SELECT 1";
-inline constexpr std::string_view metrics = "SELECT mr_metrics()";
+// The books' gauges, and the webhook deliveries due (mr_webhook_backlog
+// aggregates: always one row), rendered after them (ops_api.cpp).
+inline constexpr std::string_view metrics =
+    "SELECT mr_metrics(), b.pending, b.oldest_due_age_ms FROM mr_webhook_backlog() b";
 inline constexpr std::string_view payouts = "SELECT mr_payouts($1, $2::int)";
 inline constexpr std::string_view payout_move = "SELECT mr_payout_move($1, $2, $3)";
 inline constexpr std::string_view payout_simulate = "SELECT mr_payout_simulate($1::bigint)";
+// Webhook delivery (modules/webhooks/delivery_engine.cpp, 014_events.sql).
+// Claim: environment, limit, lease ms; the sealed secrets as two columns
+// (the previous one NULL unless a rotation is under way).
+inline constexpr std::string_view webhook_claim =
+    "SELECT delivery_id, attempt, endpoint_id, url, secrets_sealed[1], secrets_sealed[2], event_id, body "
+    "FROM mr_webhook_claim($1, $2::int, $3::int)";
+// Report: delivery, attempt, HTTP status, error, duration ms, Retry-After s, schedule ms[].
+inline constexpr std::string_view webhook_report =
+    "SELECT mr_webhook_report($1::bigint, $2::int, $3::int, $4, $5::int, $6::int, $7::int[])";
 
-inline constexpr std::array<std::string_view, 17> prepared = {
+inline constexpr std::array<std::string_view, 19> prepared = {
     write, write_batch, balance, points, transactions, redemption, ready, metrics, payouts, payout_move,
-    payout_simulate, club, redemptions, events, webhook_endpoints, webhook_endpoint, webhook_deliveries};
+    payout_simulate, club, redemptions, events, webhook_endpoints, webhook_endpoint, webhook_deliveries,
+    webhook_claim, webhook_report};
 
 // Statements that change nothing: the pool may queue them on a connection
 // still busy with other reads (a write there could wait on a lock and hold

@@ -20,6 +20,9 @@
 #                                 themselves (read at every up/reload, not kept)
 #   MR_TEST_HELPERS [off]         mr_test_helpers of the nginx server (sandbox only): partners
 #                                 settle their own payouts (POST /api/v1/test-helpers/...); kept
+#   MR_WEBHOOK_SCHEDULE [0 5s 5m 30m 2h 5h 10h 10h] MR_WEBHOOK_TIMEOUT [15s] MR_WEBHOOK_POLL [5s]
+#                                 webhook delivery's waits (the tests shorten them); kept
+#                                 from `up` in <dir>/webhook.env
 #   MR_PG_STANDBY_PORT []         also run a synchronous streaming standby (<dir>/pg-standby,
 #                                 made with pg_basebackup) on this port; the DSN then names
 #                                 both servers with target_session_attrs=read-write
@@ -59,6 +62,15 @@ standby_port=${MR_PG_STANDBY_PORT:-} node_of=${MR_NODE_OF:-}
   "$port" "$pg_port" "$redis_port" "$ops_port" "${MR_RATE_LIMIT:-100r/s}" "${MR_RATE_BURST:-200}" \
   "${MR_REFUSED_RATE:-10r/s}" "${MR_REFUSED_BURST:-50}" "$standby_port" "$node_of" "$build" \
   "${MR_TEST_HELPERS:-off}" > "$dir/ports"
+# Webhook delivery's waits: as kept, except that the environment of `up` wins.
+if [ -f "$dir/webhook.env" ]; then
+  while IFS='=' read -r name value; do
+    if [ "$cmd" != up ] || [ -z "${!name:-}" ]; then printf -v "$name" %s "$value"; fi
+  done < "$dir/webhook.env"
+fi
+[ "$cmd" = up ] && printf 'MR_WEBHOOK_SCHEDULE=%s\nMR_WEBHOOK_TIMEOUT=%s\nMR_WEBHOOK_POLL=%s\n' \
+  "${MR_WEBHOOK_SCHEDULE:-0 5s 5m 30m 2h 5h 10h 10h}" "${MR_WEBHOOK_TIMEOUT:-15s}" "${MR_WEBHOOK_POLL:-5s}" \
+  > "$dir/webhook.env"
 env_name=${MR_ENVIRONMENT:-sandbox}
 pgbin=/usr/lib/postgresql/15/bin
 if [ -n "$standby_port" ]; then
@@ -197,6 +209,8 @@ render_nginx_conf() {
       -e "s|@PAYOUT_SIMULATOR@|${MR_PAYOUT_SIMULATOR:-off}|" \
       -e "s|@PAYOUT_SIMULATOR_DELAY@|${MR_PAYOUT_SIMULATOR_DELAY:-5s}|" \
       -e "s|@TEST_HELPERS@|${MR_TEST_HELPERS:-off}|" \
+      -e "s|@WEBHOOK_SCHEDULE@|${MR_WEBHOOK_SCHEDULE:-0 5s 5m 30m 2h 5h 10h 10h}|" \
+      -e "s|@WEBHOOK_TIMEOUT@|${MR_WEBHOOK_TIMEOUT:-15s}|" -e "s|@WEBHOOK_POLL@|${MR_WEBHOOK_POLL:-5s}|" \
       "$repo/conf/nginx.dev.conf.in" > "$ngx/nginx.conf.new"
   mv "$ngx/nginx.conf.new" "$ngx/nginx.conf"
 }

@@ -12,6 +12,10 @@ constexpr std::array<std::string_view, kBucketsMs.size()> kBucketLabels = {
     "0.005", "0.01", "0.025", "0.05", "0.1", "0.25", "0.5", "1", "2.5", "5", "10"};
 constexpr std::array<std::string_view, kIdempotencyOutcomes> kIdempotencyLabels = {
     "claimed", "replayed", "conflict", "in_progress", "bypassed"};
+constexpr std::array<std::string_view, kWebhookOutcomes> kWebhookOutcomeLabels = {
+    "delivered", "failed", "gone", "timeout", "refused"};
+constexpr std::array<std::string_view, kWebhookBucketsMs.size()> kWebhookBucketLabels = {
+    "0.05", "0.1", "0.25", "0.5", "1", "2.5", "5", "10", "15", "30"};
 constexpr std::array<std::string_view, kRedisErrorKinds> kRedisErrorLabels = {
     "connect", "timeout", "no_reply", "error_reply"};
 
@@ -76,6 +80,29 @@ void render_requests(std::string& out, const Block& b) {
            seconds(static_cast<std::int64_t>(load(b.duration_sum_ms[route]))));
     sample(out, "mr_http_request_duration_seconds_count", r, std::to_string(cumulative));
   }
+}
+
+void render_webhooks(std::string& out, const Block& b) {
+  family(out, "mr_webhook_attempts_total", "counter",
+         "Webhook delivery attempts by outcome: delivered (2xx), failed (another status, a connection or "
+         "TLS error), gone (410), timeout, refused (an address or URL delivery may not use).");
+  for (std::size_t i = 0; i < kWebhookOutcomes; ++i) {
+    sample(out, "mr_webhook_attempts_total", label("outcome", kWebhookOutcomeLabels[i]),
+           std::to_string(load(b.webhook_attempts[i])));
+  }
+  family(out, "mr_webhook_attempt_duration_seconds", "histogram",
+         "Time of one webhook attempt, from its start to the answer or the failure.");
+  std::uint64_t cumulative = 0;
+  for (std::size_t i = 0; i < kWebhookBucketsMs.size(); ++i) {
+    cumulative += load(b.webhook_duration_buckets[i]);
+    sample(out, "mr_webhook_attempt_duration_seconds_bucket", label("le", kWebhookBucketLabels[i]),
+           std::to_string(cumulative));
+  }
+  cumulative += load(b.webhook_duration_buckets[kWebhookBucketsMs.size()]);
+  sample(out, "mr_webhook_attempt_duration_seconds_bucket", "le=\"+Inf\"", std::to_string(cumulative));
+  sample(out, "mr_webhook_attempt_duration_seconds_sum", "",
+         seconds(static_cast<std::int64_t>(load(b.webhook_duration_sum_ms))));
+  sample(out, "mr_webhook_attempt_duration_seconds_count", "", std::to_string(cumulative));
 }
 
 void render_edges(std::string& out, const Block& b) {
@@ -186,6 +213,14 @@ void count_request(Block& block, ledger::Route route, int status, std::optional<
   add(block.duration_sum_ms[r], duration_ms);
 }
 
+void count_webhook_attempt(Block& block, std::size_t outcome, std::uint64_t duration_ms) {
+  if (outcome >= kWebhookOutcomes) return;
+  add(block.webhook_attempts[outcome]);
+  const auto bucket = std::lower_bound(kWebhookBucketsMs.begin(), kWebhookBucketsMs.end(), duration_ms);
+  add(block.webhook_duration_buckets[static_cast<std::size_t>(bucket - kWebhookBucketsMs.begin())]);
+  add(block.webhook_duration_sum_ms, duration_ms);
+}
+
 std::optional<ErrorCode> envelope_code(std::string_view body) {
   constexpr std::string_view prefix = R"({"ok":false,"error":{"code":")";
   if (!body.starts_with(prefix)) return std::nullopt;
@@ -235,6 +270,7 @@ std::string render(const Block& b, bool (*alive)(std::uint64_t pid), std::int64_
   out.reserve(16384);
   render_requests(out, b);
   render_edges(out, b);
+  render_webhooks(out, b);
   render_pool(out, b, alive);
   render_catalogue(out, b, now_unix_ms);
   return out;

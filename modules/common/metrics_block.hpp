@@ -34,6 +34,12 @@ inline constexpr std::size_t kIdempotencyOutcomes = 5;
 enum class RedisError { connect, timeout, no_reply, error_reply };
 inline constexpr std::size_t kRedisErrorKinds = 4;
 
+// Webhook attempts by outcome (modules/webhooks/schedule.hpp's Outcome, in
+// its order) and their durations (upper bounds in milliseconds; +Inf beyond).
+inline constexpr std::size_t kWebhookOutcomes = 5;
+inline constexpr std::array<std::uint64_t, 10> kWebhookBucketsMs = {50,   100,  250,   500,   1000,
+                                                                    2500, 5000, 10000, 15000, 30000};
+
 // What one worker's ledger pool reports (mr::pg::Stats, copied by the glue).
 struct PoolFigures {
   std::uint64_t in_use = 0;      // connections with a statement in flight
@@ -71,7 +77,7 @@ inline void store(T& cell, T value) {
 
 struct Block {
   // A block from another build (another layout) is never read as this one.
-  static constexpr std::uint64_t kLayout = 0x6d726d6574720005;  // "mrmetr" v5: catalogue source
+  static constexpr std::uint64_t kLayout = 0x6d726d6574720006;  // "mrmetr" v6: webhook attempts
   std::uint64_t layout;
   std::uint64_t requests[ledger::kRouteCount][kStatusSlots][kCodeSlots];
   std::uint64_t duration_buckets[ledger::kRouteCount][kBucketsMs.size() + 1];
@@ -79,6 +85,9 @@ struct Block {
   std::uint64_t idempotency[kIdempotencyOutcomes];
   std::uint64_t idempotency_cache_hits;  // of those, answered from a worker's replay cache
   std::uint64_t redis_errors[kRedisErrorKinds];
+  std::uint64_t webhook_attempts[kWebhookOutcomes];
+  std::uint64_t webhook_duration_buckets[kWebhookBucketsMs.size() + 1];
+  std::uint64_t webhook_duration_sum_ms;
   PoolSlot pool[kPoolSlots];
   // Set by the master when it loaded the key catalogue (start, reload).
   std::int64_t catalogue_keys;
@@ -103,6 +112,8 @@ void count_request(Block& block, ledger::Route route, int status, std::optional<
 inline void count(Block& block, Idempotency outcome) { add(block.idempotency[static_cast<std::size_t>(outcome)]); }
 inline void count_cache_hit(Block& block) { add(block.idempotency_cache_hits); }
 inline void count(Block& block, RedisError kind) { add(block.redis_errors[static_cast<std::size_t>(kind)]); }
+// One webhook attempt of a worker: its outcome's index and how long it took.
+void count_webhook_attempt(Block& block, std::size_t outcome, std::uint64_t duration_ms);
 
 // The error code of a JSON failure envelope as this service renders it
 // ({"ok":false,"error":{"code":"...), found by its fixed prefix: no parse.

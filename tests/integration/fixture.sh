@@ -45,6 +45,12 @@ if [ "${MR_PG_STANDBY:-}" = 1 ]; then take_ports MR_PG_STANDBY_PORT; export MR_P
 export MR_RATE_LIMIT=100000r/s MR_RATE_BURST=100000 MR_REFUSED_RATE=100000r/s MR_REFUSED_BURST=100000
 # A sandbox: partners (the tests) may drive payouts with the test helper.
 export MR_TEST_HELPERS=on
+# Webhook delivery with waits a test can sit through, unless the caller set
+# its own: four attempts a second apart, a 2 s timeout, a poll every second.
+# Both nodes alike: any node's worker may send any attempt, and schedules
+# the next with the schedule it has.
+export MR_WEBHOOK_SCHEDULE=${MR_WEBHOOK_SCHEDULE:-"0 1s 1s 1s"} MR_WEBHOOK_TIMEOUT=${MR_WEBHOOK_TIMEOUT:-2s}
+export MR_WEBHOOK_POLL=${MR_WEBHOOK_POLL:-1s}
 # Redis wants a password, so every test goes through AUTH.
 export MR_REDIS_PASSWORD=$(head -c 18 /dev/urandom | base64 | tr '+/' '-_')
 printf "export MR_PORT=%s MR_PG_PORT=%s MR_REDIS_PORT=%s\n" "$MR_PORT" "$MR_PG_PORT" "$MR_REDIS_PORT" > "$dir/ports.env"

@@ -176,3 +176,33 @@ Test(nginx_refusals, tuning_values_out_of_range) {
   c.http = "  mr_ledger_settle_connections 300;\n";
   expect_refused(c, "mr_ledger_settle_connections must be 0..256");
 }
+
+Test(nginx_refusals, insecure_webhook_targets_outside_sandbox) {
+  Conf c;
+  c.environment = "production";
+  c.http = "  mr_webhook_insecure_targets on;\n";
+  expect_refused(c, "mr_webhook_insecure_targets on lets deliveries reach http:// URLs and loopback or private "
+                    "addresses and is for \"mr_environment sandbox\" only: set \"mr_webhook_insecure_targets off\"");
+  c.http = "  mr_webhook_insecure_targets off;\n";
+  cr_assert_eq(nginx_t(c).exit_code, 0);
+  c.http.clear();  // production's default: off
+  cr_assert_eq(nginx_t(c).exit_code, 0);
+  c.environment = "sandbox";
+  c.http = "  mr_webhook_insecure_targets on;\n";
+  cr_assert_eq(nginx_t(c).exit_code, 0);
+}
+
+Test(nginx_refusals, webhook_schedule_and_limits) {
+  Conf c;
+  c.http = "  mr_webhook_schedule 5s 1m;\n";
+  expect_refused(c, "mr_webhook_schedule: the first attempt is sent at once, so the first wait is 0");
+  c.http = "  mr_webhook_schedule 0 5x;\n";
+  expect_refused(c, "mr_webhook_schedule: \"5x\" is not a time");
+  c.http = "  mr_webhook_schedule 0 2d;\n";
+  expect_refused(c, "mr_webhook_schedule: \"2d\" is longer than a day");
+  c.http = "  mr_webhook_concurrency 0;\n";
+  expect_refused(c, "mr_webhook_concurrency must be 1..1024");
+  c.http = "  mr_webhook_schedule 0 500ms 1m 1h;\n  mr_webhook_timeout 30s;\n  mr_webhook_concurrency 64;\n"
+           "  mr_webhook_poll 250ms;\n  mr_webhook_delivery off;\n";
+  cr_assert_eq(nginx_t(c).exit_code, 0);
+}

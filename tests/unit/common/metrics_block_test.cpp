@@ -162,3 +162,33 @@ Test(metrics_block, another_layout_is_not_read) {
   b->layout = 0;
   cr_expect(!valid(*b));
 }
+
+// Webhook attempts of every worker add up in the block: by outcome, and one
+// histogram of their durations (cumulative buckets, sum in seconds).
+Test(metrics_block, webhook_attempts_and_durations) {
+  auto b = fresh();
+  const std::string before = render(*b, alive);
+  cr_expect(has_line(before, R"(mr_webhook_attempts_total{outcome="delivered"} 0)"), "%s", before.c_str());
+  cr_expect(has_line(before, R"(mr_webhook_attempt_duration_seconds_bucket{le="+Inf"} 0)"));
+  count_webhook_attempt(*b, 0, 40);      // delivered, 40 ms
+  count_webhook_attempt(*b, 0, 50);      // delivered, on a bound: in it
+  count_webhook_attempt(*b, 3, 15000);   // timeout
+  count_webhook_attempt(*b, 4, 0);       // refused before sending
+  count_webhook_attempt(*b, 2, 60000);   // gone, beyond the last bound
+  count_webhook_attempt(*b, 9, 1);       // no such outcome: not counted
+  const std::string text = render(*b, alive);
+  cr_expect(has_line(text, R"(mr_webhook_attempts_total{outcome="delivered"} 2)"), "%s", text.c_str());
+  cr_expect(has_line(text, R"(mr_webhook_attempts_total{outcome="failed"} 0)"));
+  cr_expect(has_line(text, R"(mr_webhook_attempts_total{outcome="gone"} 1)"));
+  cr_expect(has_line(text, R"(mr_webhook_attempts_total{outcome="timeout"} 1)"));
+  cr_expect(has_line(text, R"(mr_webhook_attempts_total{outcome="refused"} 1)"));
+  cr_expect(has_line(text, R"(mr_webhook_attempt_duration_seconds_bucket{le="0.05"} 3)"));
+  cr_expect(has_line(text, R"(mr_webhook_attempt_duration_seconds_bucket{le="10"} 3)"));
+  cr_expect(has_line(text, R"(mr_webhook_attempt_duration_seconds_bucket{le="15"} 4)"));
+  cr_expect(has_line(text, R"(mr_webhook_attempt_duration_seconds_bucket{le="30"} 4)"));
+  cr_expect(has_line(text, R"(mr_webhook_attempt_duration_seconds_bucket{le="+Inf"} 5)"));
+  cr_expect(has_line(text, "mr_webhook_attempt_duration_seconds_sum 75.090"));
+  cr_expect(has_line(text, "mr_webhook_attempt_duration_seconds_count 5"));
+  const std::string type = "# TYPE mr_webhook_attempt_duration_seconds histogram";
+  cr_expect(text.find(type) != std::string::npos && text.find(type, text.find(type) + 1) == std::string::npos);
+}

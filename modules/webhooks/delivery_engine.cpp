@@ -1,0 +1,422 @@
+#include "modules/webhooks/delivery_engine.hpp"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <openssl/crypto.h>
+
+#include <algorithm>
+#include <charconv>
+
+#include "keys/webhook_secret.hpp"
+#include "ledger/statements.hpp"
+#include "modules/common/node_metrics.hpp"
+#include "modules/ledger/statement_run.hpp"
+#include "modules/webhooks/address_policy.hpp"
+#include "modules/webhooks/standard_webhooks.hpp"
+
+namespace mr::ngx::webhooks {
+namespace {
+
+namespace wh = mr::webhooks;
+
+static_assert(wh::kOutcomes == mr::metrics::kWebhookOutcomes, "metrics count every outcome, in its order");
+
+// The backstop past libcurl's own timeout: the attempt ends even if libcurl
+// never says so, and until then the timer holds an exiting worker.
+constexpr ngx_msec_t kBackstopMs = 2000;
+// A retry's timer fires this much after the database's due time.
+constexpr std::int64_t kDueMarginMs = 50;
+constexpr std::size_t kMaxErrorText = 300;
+
+// The claim's columns (ledger/statements.hpp, webhook_claim).
+enum Column { kDeliveryId, kAttempt, kEndpointId, kUrl, kSecret, kPreviousSecret, kEventId, kBody };
+
+std::string_view value(const PGresult* r, int row, int col) {
+  return {PQgetvalue(r, row, col), static_cast<std::size_t>(PQgetlength(r, row, col))};
+}
+
+template <typename T>
+std::optional<T> number(std::string_view text) {
+  T v{};
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc{} || end != text.data() + text.size()) return std::nullopt;
+  return v;
+}
+
+// An id that can go in a header as it is.
+bool header_safe(std::string_view s) {
+  return !s.empty() && s.size() <= 128 && std::all_of(s.begin(), s.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+  });
+}
+
+std::string address_text(const curl_sockaddr& a) {
+  char buf[INET6_ADDRSTRLEN] = "?";
+  if (a.family == AF_INET) {
+    inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(&a.addr)->sin_addr, buf, sizeof(buf));
+  } else if (a.family == AF_INET6) {
+    inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6*>(&a.addr)->sin6_addr, buf, sizeof(buf));
+  }
+  return buf;
+}
+
+void count(const wh::Outcome outcome, std::int64_t duration_ms) {
+  if (mr::metrics::Block* block = mr::ngx::node_metrics()) {
+    mr::metrics::count_webhook_attempt(*block, static_cast<std::size_t>(outcome),
+                                       static_cast<std::uint64_t>(std::max<std::int64_t>(duration_ms, 0)));
+  }
+}
+
+}  // namespace
+
+// One attempt in flight: what libcurl reads (the body, the headers) lives
+// here until it is done.
+struct Engine::Attempt {
+  Engine* engine = nullptr;
+  std::int64_t delivery_id = 0;
+  int number = 0;
+  std::string url, body;
+  Easy easy;
+  Slist headers;
+  char errbuf[CURL_ERROR_SIZE] = {};
+  std::string refused;  // the address the policy refused, and why
+  std::chrono::steady_clock::time_point started;
+  ngx_event_t timer{};  // non-cancelable: the timeout holds an exiting worker
+};
+
+Engine::Engine(EngineSettings settings, ngx_log_t* log)
+    : settings_(std::move(settings)),
+      schedule_param_(wh::sql_int_array(settings_.schedule_ms)),
+      log_(log),
+      curl_(log),
+      listener_(settings_.dsn, settings_.connect_timeout, log, [this] { wake(); }) {
+  for (ngx_event_t* ev : {&poll_timer_, &soon_timer_}) {
+    ev->data = this;
+    ev->log = log;
+    ev->cancelable = 1;  // the engine's own timers never hold an exiting worker
+  }
+  poll_timer_.handler = on_poll;
+  soon_timer_.handler = on_soon;
+}
+
+Engine::~Engine() {
+  if (poll_timer_.timer_set) ngx_del_timer(&poll_timer_);
+  if (soon_timer_.timer_set) ngx_del_timer(&soon_timer_);
+  for (auto& [key, attempt] : attempts_) {
+    if (attempt->timer.timer_set) ngx_del_timer(&attempt->timer);
+    curl_.cancel(attempt->easy.get());
+  }
+  attempts_.clear();
+  // The pool outlives the engine (the webhooks module exits first); if it
+  // went already, it took its jobs with it.
+  if (mr::ngx::ledger::worker_pool()) {
+    for (mr::pg::Job* job : jobs_) mr::pg::Pool::detach(job);
+  }
+  jobs_.clear();
+}
+
+void Engine::start() {
+  listener_.start();
+  wanted_ = true;
+  // The first claim once every module's worker start ran (the pool is made
+  // by the ledger module's, after this one's).
+  ngx_add_timer(&poll_timer_, 0);
+}
+
+void Engine::on_poll(ngx_event_t* ev) noexcept {
+  auto* self = static_cast<Engine*>(ev->data);
+  try {
+    self->wake();
+  } catch (...) {
+    ngx_log_error(NGX_LOG_ALERT, self->log_, 0, "mr_webhook: out of memory claiming deliveries");
+  }
+  if (!ngx_exiting) ngx_add_timer(ev, self->settings_.poll);
+}
+
+void Engine::on_soon(ngx_event_t* ev) noexcept {
+  auto* self = static_cast<Engine*>(ev->data);
+  try {
+    self->wake();
+  } catch (...) {
+    ngx_log_error(NGX_LOG_ALERT, self->log_, 0, "mr_webhook: out of memory claiming deliveries");
+  }
+}
+
+void Engine::wake() {
+  wanted_ = true;
+  maybe_claim();
+}
+
+void Engine::wake_in(std::int64_t ms) {
+  if (ngx_exiting || ms >= static_cast<std::int64_t>(settings_.poll)) return;  // the poll comes first
+  const ngx_msec_t at = ngx_current_msec + static_cast<ngx_msec_t>(ms + kDueMarginMs);
+  if (soon_timer_.timer_set && static_cast<ngx_msec_int_t>(soon_timer_.timer.key - at) <= 0) return;
+  if (soon_timer_.timer_set) ngx_del_timer(&soon_timer_);
+  ngx_add_timer(&soon_timer_, static_cast<ngx_msec_t>(ms + kDueMarginMs));
+}
+
+void Engine::maybe_claim() {
+  if (!wanted_ || claiming_ || ngx_exiting || !mr::ngx::ledger::worker_pool()) return;
+  const std::int64_t limit = wh::claim_limit(static_cast<std::int64_t>(settings_.concurrency),
+                                             static_cast<std::int64_t>(in_flight()));
+  if (limit == 0) return;  // a slot that frees claims again
+  auto job = std::make_unique<mr::pg::Job>();
+  job->sql = mr::ledger::sql::webhook_claim;
+  job->params = {settings_.environment, std::to_string(limit),
+                 std::to_string(wh::lease_ms(static_cast<std::int64_t>(settings_.timeout)))};
+  mr::pg::Job* handle = job.get();
+  job->done = [this, handle, limit](mr::pg::Outcome&& outcome) {
+    jobs_.erase(handle);
+    on_claimed(std::move(outcome), limit);
+  };
+  jobs_.insert(handle);  // first: its callback may run inside submit
+  wanted_ = false;
+  claiming_ = true;
+  mr::ngx::ledger::worker_pool()->submit(std::move(job));
+}
+
+void Engine::on_claimed(mr::pg::Outcome&& outcome, std::int64_t limit) {
+  claiming_ = false;
+  if (outcome.kind != mr::pg::Outcome::Kind::ok) {
+    // The next poll (or notification) tries again.
+    ngx_log_error(NGX_LOG_WARN, log_, 0, "mr_webhook: cannot claim deliveries: %s", outcome.message.c_str());
+    return;
+  }
+  const PGresult* r = outcome.result.get();
+  const int rows = PQntuples(r);
+  for (int row = 0; row < rows; ++row) {
+    try {
+      begin(r, row);
+    } catch (...) {
+      // Its lease brings the delivery back.
+      ngx_log_error(NGX_LOG_ALERT, log_, 0, "mr_webhook: out of memory starting an attempt");
+    }
+  }
+  if (rows >= limit) wanted_ = true;  // a full claim may have left more due behind it
+  maybe_claim();
+}
+
+void Engine::begin(const PGresult* r, int row) {
+  const auto delivery_id = number<std::int64_t>(value(r, row, kDeliveryId));
+  const auto attempt_no = number<int>(value(r, row, kAttempt));
+  if (!delivery_id || !attempt_no) {
+    ngx_log_error(NGX_LOG_ERR, log_, 0, "mr_webhook: a claimed delivery without its id or attempt");
+    return;
+  }
+  auto a = std::make_unique<Attempt>();
+  a->engine = this;
+  a->delivery_id = *delivery_id;
+  a->number = *attempt_no;
+  a->url.assign(value(r, row, kUrl));
+  a->body.assign(value(r, row, kBody));
+  a->started = std::chrono::steady_clock::now();
+  Attempt* attempt = a.get();
+  attempts_.emplace(attempt, std::move(a));
+  try {
+    send(attempt, r, row);
+  } catch (...) {
+    if (attempt->timer.timer_set) ngx_del_timer(&attempt->timer);
+    if (attempt->easy) curl_.cancel(attempt->easy.get());
+    attempts_.erase(attempt);
+    throw;
+  }
+}
+
+void Engine::send(Attempt* attempt, const PGresult* r, int row) {
+  const std::string endpoint_id(value(r, row, kEndpointId));
+  const std::string event_id(value(r, row, kEventId));
+  // The signing keys: the current secret first, the previous one during a rotation.
+  std::vector<std::string> keys;
+  for (const int col : {kSecret, kPreviousSecret}) {
+    if (PQgetisnull(r, row, col) != 0 || !settings_.sealing_key) continue;
+    auto secret = mr::open_webhook_secret(*settings_.sealing_key, endpoint_id, value(r, row, col));
+    if (!secret) continue;
+    if (auto key = mr::webhook_signing_key(*secret)) keys.push_back(std::move(*key));
+    OPENSSL_cleanse(secret->data(), secret->size());
+  }
+  const std::int64_t timestamp = static_cast<std::int64_t>(ngx_time());
+  std::string signature =
+      keys.empty() ? std::string() : wh::signature_header(keys, event_id, timestamp, attempt->body);
+  for (auto& key : keys) OPENSSL_cleanse(key.data(), key.size());
+  if (signature.empty() || !header_safe(event_id)) {
+    Result result;
+    result.outcome = wh::Outcome::failed;
+    result.error = signature.empty() ? "cannot open the endpoint's signing secret (another master key?)"
+                                     : "the event id cannot be sent in a header";
+    ngx_log_error(NGX_LOG_ERR, log_, 0, "mr_webhook: delivery %L: %s", attempt->delivery_id, result.error.c_str());
+    finish(attempt, std::move(result));
+    return;
+  }
+
+  attempt->easy.reset(curl_easy_init());
+  CURL* easy = attempt->easy.get();
+  if (easy == nullptr) throw std::bad_alloc();
+  for (const std::string& line :
+       {std::string("Content-Type: application/json"), std::string("User-Agent: member-rewards-webhooks/1"),
+        "webhook-id: " + event_id, "webhook-timestamp: " + std::to_string(timestamp),
+        "webhook-signature: " + signature, std::string("Expect:")}) {
+    curl_slist* more = curl_slist_append(attempt->headers.get(), line.c_str());
+    if (more == nullptr) throw std::bad_alloc();
+    if (!attempt->headers) attempt->headers.reset(more);
+  }
+  OPENSSL_cleanse(signature.data(), signature.size());
+  const bool insecure = settings_.insecure_targets;
+  curl_easy_setopt(easy, CURLOPT_URL, attempt->url.c_str());
+  curl_easy_setopt(easy, CURLOPT_PROTOCOLS_STR, insecure ? "http,https" : "https");
+  curl_easy_setopt(easy, CURLOPT_REDIR_PROTOCOLS_STR, insecure ? "http,https" : "https");
+  curl_easy_setopt(easy, CURLOPT_FOLLOWLOCATION, 0L);
+  curl_easy_setopt(easy, CURLOPT_PROXY, "");  // never a proxy from the environment
+  curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(easy, CURLOPT_POST, 1L);
+  curl_easy_setopt(easy, CURLOPT_POSTFIELDS, attempt->body.data());
+  curl_easy_setopt(easy, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(attempt->body.size()));
+  curl_easy_setopt(easy, CURLOPT_HTTPHEADER, attempt->headers.get());
+  curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS, static_cast<long>(settings_.timeout));
+  curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, attempt->errbuf);
+  // The answer's body is not needed: read and dropped.
+  curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION,
+                   +[](char*, size_t size, size_t n, void*) noexcept -> size_t { return size * n; });
+  attempt->timer.handler = on_attempt_timeout;
+  attempt->timer.data = attempt;
+  attempt->timer.log = log_;
+  ngx_add_timer(&attempt->timer, settings_.timeout + kBackstopMs);
+  const auto allow = [attempt, insecure](const curl_sockaddr& address) {
+    const wh::AddressClass cls = wh::classify(&address.addr, static_cast<socklen_t>(address.addrlen));
+    if (insecure || wh::is_public(cls)) return true;
+    // Every address of the name is tried: the message names each refused.
+    if (!attempt->refused.empty()) attempt->refused += ", ";
+    attempt->refused += address_text(address) + " is " + std::string(wh::class_name(cls));
+    return false;
+  };
+  const auto done = [this, attempt](CURLcode code) { on_done(attempt, code); };
+  if (!curl_.start(easy, allow, done)) {
+    Result result;
+    result.error = "libcurl refused the transfer";
+    finish(attempt, std::move(result));
+  }
+}
+
+void Engine::on_attempt_timeout(ngx_event_t* ev) noexcept {
+  auto* attempt = static_cast<Attempt*>(ev->data);
+  Engine* self = attempt->engine;
+  try {
+    self->curl_.cancel(attempt->easy.get());
+    Result result;
+    result.outcome = wh::Outcome::timeout;
+    result.error = "timed out after " + std::to_string(self->settings_.timeout) + " ms";
+    self->finish(attempt, std::move(result));
+  } catch (...) {
+    ngx_log_error(NGX_LOG_ALERT, self->log_, 0, "mr_webhook: out of memory ending an attempt");
+  }
+}
+
+void Engine::on_done(Attempt* attempt, CURLcode code) {
+  Result result;
+  CURL* easy = attempt->easy.get();
+  if (code == CURLE_OK) {
+    long status = 0;
+    curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status);
+    result.status = status;
+    result.outcome = wh::outcome_of_status(status);
+    if (result.outcome != wh::Outcome::delivered) {
+      curl_off_t retry_after = -1;
+      if (curl_easy_getinfo(easy, CURLINFO_RETRY_AFTER, &retry_after) == CURLE_OK) {
+        result.retry_after_s = wh::retry_after_to_report(static_cast<std::int64_t>(retry_after));
+      }
+    }
+  } else {
+    // No answer in time or none at all: a failed attempt whatever status
+    // line may have come before (a 200 whose body never ended is no 2xx).
+    switch (code) {
+      case CURLE_OPERATION_TIMEDOUT:
+        result.outcome = wh::Outcome::timeout;
+        result.error = "timed out after " + std::to_string(settings_.timeout) + " ms";
+        break;
+      case CURLE_UNSUPPORTED_PROTOCOL:
+        result.outcome = wh::Outcome::refused;
+        result.error = settings_.insecure_targets ? "refused: only http:// and https:// URLs"
+                                                  : "refused: only https:// URLs are allowed";
+        break;
+      case CURLE_URL_MALFORMAT:
+        result.outcome = wh::Outcome::refused;
+        result.error = "refused: malformed URL";
+        break;
+      default:
+        if (!attempt->refused.empty() && code == CURLE_COULDNT_CONNECT) {
+          result.outcome = wh::Outcome::refused;
+          result.error = "refused: " + attempt->refused + "; only public addresses are allowed";
+        } else {
+          result.outcome = wh::Outcome::failed;
+          result.error = attempt->errbuf[0] != '\0' ? attempt->errbuf : curl_easy_strerror(code);
+        }
+        break;
+    }
+  }
+  finish(attempt, std::move(result));
+}
+
+void Engine::finish(Attempt* attempt, Result result) {
+  if (attempt->timer.timer_set) ngx_del_timer(&attempt->timer);
+  result.duration_ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
+                                                                             attempt->started)
+                           .count();
+  if (result.error.size() > kMaxErrorText) result.error.resize(kMaxErrorText);
+  count(result.outcome, result.duration_ms);
+  const std::int64_t delivery_id = attempt->delivery_id;
+  const int number = attempt->number;
+  attempts_.erase(attempt);  // frees the easy handle: libcurl is done with it
+  try {
+    report(delivery_id, number, result);
+  } catch (...) {
+    ngx_log_error(NGX_LOG_ALERT, log_, 0, "mr_webhook: out of memory reporting delivery %L", delivery_id);
+  }
+}
+
+void Engine::report(std::int64_t delivery_id, int attempt, const Result& result) {
+  auto job = std::make_unique<mr::pg::Job>();
+  job->sql = mr::ledger::sql::webhook_report;
+  std::optional<std::string> status, error, retry_after;
+  if (result.status) status = std::to_string(*result.status);
+  if (!result.error.empty()) error = result.error;
+  if (result.retry_after_s) retry_after = std::to_string(*result.retry_after_s);
+  job->params = {std::to_string(delivery_id),
+                 std::to_string(attempt),
+                 std::move(status),
+                 std::move(error),
+                 std::to_string(std::min<std::int64_t>(result.duration_ms, 2'000'000'000)),
+                 std::move(retry_after),
+                 schedule_param_};
+  mr::pg::Job* handle = job.get();
+  job->done = [this, handle, delivery_id, attempt, result](mr::pg::Outcome&& outcome) {
+    jobs_.erase(handle);
+    reports_--;
+    on_reported(std::move(outcome), delivery_id, result, attempt);
+  };
+  auto& pool = mr::ngx::ledger::worker_pool();
+  if (!pool) return;  // cannot happen while the ledger serves
+  jobs_.insert(handle);  // first: its callback may run inside submit
+  reports_++;
+  pool->submit(std::move(job));
+}
+
+void Engine::on_reported(mr::pg::Outcome&& outcome, std::int64_t delivery_id, const Result& result, int attempt) {
+  if (outcome.kind != mr::pg::Outcome::Kind::ok || PQntuples(outcome.result.get()) != 1) {
+    // The delivery comes back when its lease ends: sent again, at least once.
+    ngx_log_error(NGX_LOG_WARN, log_, 0, "mr_webhook: cannot report delivery %L attempt %d: %s", delivery_id,
+                  attempt, outcome.message.c_str());
+  } else {
+    const std::string_view next = value(outcome.result.get(), 0, 0);
+    if (next == "retry") {
+      if (const auto wait = wh::next_wait_ms(settings_.schedule_ms, attempt, result.retry_after_s)) wake_in(*wait);
+    } else if (next == "gone" || next == "failing") {
+      ngx_log_error(NGX_LOG_NOTICE, log_, 0, "mr_webhook: delivery %L: endpoint disabled (%*s)", delivery_id,
+                    next.size(), next.data());
+    } else if (next == "exhausted") {
+      ngx_log_error(NGX_LOG_NOTICE, log_, 0, "mr_webhook: delivery %L: no attempt left after %d", delivery_id,
+                    attempt);
+    }
+  }
+  maybe_claim();
+}
+
+}  // namespace mr::ngx::webhooks

@@ -1,0 +1,95 @@
+// A worker's webhook delivery (docs/events-design.md, Delivery): woken by
+// the LISTEN connection or the poll, it claims as many due deliveries as it
+// has free attempt slots (mr_webhook_claim on the worker's ledger pool),
+// signs each (Standard Webhooks), sends it through libcurl on nginx's event
+// loop, and reports the outcome (mr_webhook_report), which schedules the
+// next attempt. Nothing waits: every step is a callback.
+//
+// Reload: an exiting worker claims nothing more; each attempt in flight has
+// a non-cancelable timer (its timeout), and each report is a pool job with
+// one, so the old worker finishes them and then exits. A worker that dies
+// mid-attempt leaves the delivery to be claimed again when its lease ends.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "keys/secret_box.hpp"
+#include "lua-free-config/nginx.hpp"
+#include "modules/ledger/pg_pool.hpp"
+#include "modules/webhooks/curl_driver.hpp"
+#include "modules/webhooks/notify_listener.hpp"
+#include "modules/webhooks/schedule.hpp"
+
+namespace mr::ngx::webhooks {
+
+struct EngineSettings {
+  std::string environment;  // mr_environment: the events' "environment"
+  std::string dsn;          // mr_ledger_dsn, for the LISTEN connection
+  ngx_msec_t connect_timeout = 3000;
+  std::vector<std::int64_t> schedule_ms;
+  ngx_msec_t timeout = 15000;
+  ngx_msec_t poll = 5000;
+  std::size_t concurrency = 16;
+  bool insecure_targets = false;
+  std::optional<mr::MasterKey> sealing_key;  // opens the endpoints' secrets
+};
+
+class Engine {
+ public:
+  Engine(EngineSettings settings, ngx_log_t* log);  // throws when libcurl cannot start
+  // Drops what is in flight without reporting it (the worker is exiting;
+  // the leases bring those deliveries back).
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  void start();
+
+ private:
+  struct Attempt;
+  struct Result {
+    mr::webhooks::Outcome outcome = mr::webhooks::Outcome::failed;
+    std::optional<long> status;  // an HTTP answer
+    std::string error;           // none for an HTTP answer
+    std::optional<std::int64_t> retry_after_s;
+    std::int64_t duration_ms = 0;
+  };
+
+  static void on_poll(ngx_event_t* ev) noexcept;
+  static void on_soon(ngx_event_t* ev) noexcept;
+  static void on_attempt_timeout(ngx_event_t* ev) noexcept;
+
+  void wake();
+  void maybe_claim();
+  void on_claimed(mr::pg::Outcome&& outcome, std::int64_t limit);
+  void begin(const PGresult* rows, int row);
+  void send(Attempt* attempt, const PGresult* rows, int row);
+  void on_done(Attempt* attempt, CURLcode code);
+  void finish(Attempt* attempt, Result result);
+  void report(std::int64_t delivery_id, int attempt, const Result& result);
+  void on_reported(mr::pg::Outcome&& outcome, std::int64_t delivery_id, const Result& result, int attempt);
+  void wake_in(std::int64_t ms);
+  std::size_t in_flight() const { return attempts_.size() + reports_; }
+
+  EngineSettings settings_;
+  std::string schedule_param_;  // the schedule as an int[] literal
+  ngx_log_t* log_;
+  CurlDriver curl_;
+  NotifyListener listener_;
+  std::unordered_map<const Attempt*, std::unique_ptr<Attempt>> attempts_;
+  std::size_t reports_ = 0;     // reports sent, not yet answered
+  bool claiming_ = false;       // a claim is on its way
+  bool wanted_ = false;         // deliveries may be due: claim when there is room
+  std::set<mr::pg::Job*> jobs_; // pool jobs not yet answered (detached if the engine goes first)
+  ngx_event_t poll_timer_{};
+  ngx_event_t soon_timer_{};    // a retry due before the next poll
+};
+
+}  // namespace mr::ngx::webhooks

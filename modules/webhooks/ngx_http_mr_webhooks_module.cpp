@@ -1,0 +1,119 @@
+// The webhooks module: webhook delivery from every nginx worker
+// (delivery_engine.hpp). Built into the ledger module's file, since it
+// claims and reports through that worker's ledger pool; listed before the
+// ledger module there, so nginx stops the engine (exit_process) before the
+// pool goes. Directives: lua-free-config/webhooks_conf.
+#include <curl/curl.h>
+
+#include "keys/webhook_secret.hpp"
+#include "lua-free-config/conf_values.hpp"
+#include "lua-free-config/ledger_conf.hpp"
+#include "lua-free-config/webhooks_conf.hpp"
+#include "modules/common/request_context.hpp"
+#include "modules/webhooks/delivery_engine.hpp"
+
+extern "C" ngx_module_t ngx_http_mr_webhooks_module;
+extern "C" ngx_module_t ngx_http_mr_ledger_module;
+
+namespace {
+
+namespace wh = mr::ngx::webhooks;
+
+std::unique_ptr<wh::Engine>& engine() {
+  static std::unique_ptr<wh::Engine> e;  // one per worker process
+  return e;
+}
+
+bool g_curl_ready = false;
+
+ngx_int_t postconfiguration(ngx_conf_t* cf) {
+  auto* wcf = static_cast<mr_webhooks_main_conf_t*>(ngx_http_conf_get_module_main_conf(cf, ngx_http_mr_webhooks_module));
+  const auto* lcf =
+      static_cast<const mr_ledger_main_conf_t*>(ngx_http_conf_get_module_main_conf(cf, ngx_http_mr_ledger_module));
+  const mr_auth_main_conf_t* auth = mr::ngx::auth_main_conf(cf->cycle);
+  const bool sandbox = auth != nullptr && mr::conf::view(auth->environment) == "sandbox";
+  return mr::conf::webhooks_resolve(cf, wcf, lcf->used != 0, sandbox) ? NGX_OK : NGX_ERROR;
+}
+
+ngx_int_t init_process(ngx_cycle_t* cycle) {
+  const auto* wcf = static_cast<const mr_webhooks_main_conf_t*>(
+      ngx_http_cycle_get_module_main_conf(cycle, ngx_http_mr_webhooks_module));
+  const auto* lcf = static_cast<const mr_ledger_main_conf_t*>(
+      ngx_http_cycle_get_module_main_conf(cycle, ngx_http_mr_ledger_module));
+  if (wcf == nullptr || lcf == nullptr || !wcf->delivery || !lcf->used) return NGX_OK;
+  if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+    ngx_log_error(NGX_LOG_EMERG, cycle->log, 0, "mr_webhook: libcurl cannot start");
+    return NGX_ERROR;
+  }
+  g_curl_ready = true;
+  try {
+    wh::EngineSettings s;
+    const mr_auth_main_conf_t* auth = mr::ngx::auth_main_conf(cycle);
+    if (auth != nullptr) {
+      s.environment.assign(mr::conf::view(auth->environment));
+      if (auth->webhook_secret_key_set) {
+        mr::MasterKey key;
+        std::copy(std::begin(auth->webhook_secret_key), std::end(auth->webhook_secret_key), key.bytes.begin());
+        s.sealing_key = std::move(key);
+      }
+    }
+    if (!s.sealing_key) {
+      ngx_log_error(NGX_LOG_WARN, cycle->log, 0,
+                    "mr_webhook: no webhook secret key (mr_master_key_file): deliveries cannot be signed");
+    }
+    s.dsn.assign(mr::conf::view(lcf->dsn));
+    s.connect_timeout = lcf->connect_timeout;
+    const auto* steps = static_cast<const ngx_msec_t*>(wcf->schedule->elts);
+    s.schedule_ms.assign(steps, steps + wcf->schedule->nelts);
+    s.timeout = wcf->timeout;
+    s.poll = wcf->poll;
+    s.concurrency = wcf->concurrency;
+    s.insecure_targets = wcf->insecure_targets != 0;
+    engine() = std::make_unique<wh::Engine>(std::move(s), cycle->log);
+    engine()->start();
+  } catch (...) {
+    ngx_log_error(NGX_LOG_EMERG, cycle->log, 0, "mr_webhook: cannot start webhook delivery");
+    return NGX_ERROR;
+  }
+  return NGX_OK;
+}
+
+void exit_process(ngx_cycle_t*) {
+  try {
+    engine().reset();
+  } catch (...) {
+  }
+  if (g_curl_ready) {
+    curl_global_cleanup();
+    g_curl_ready = false;
+  }
+}
+
+ngx_http_module_t module_ctx = {
+    nullptr,                          // preconfiguration
+    postconfiguration,                // postconfiguration
+    mr::conf::webhooks_create_main,   // create main configuration
+    mr::conf::webhooks_init_main,     // init main configuration
+    nullptr,                          // create server configuration
+    nullptr,                          // merge server configuration
+    nullptr,                          // create location configuration
+    nullptr,                          // merge location configuration
+};
+
+}  // namespace
+
+extern "C" {
+ngx_module_t ngx_http_mr_webhooks_module = {
+    NGX_MODULE_V1,
+    &module_ctx,                  // module context
+    mr::conf::webhooks_commands,  // module directives
+    NGX_HTTP_MODULE,              // module type
+    nullptr,                      // init master
+    nullptr,                      // init module
+    init_process,                 // init process
+    nullptr,                      // init thread
+    nullptr,                      // exit thread
+    exit_process,                 // exit process
+    nullptr,                      // exit master
+    NGX_MODULE_V1_PADDING};
+}

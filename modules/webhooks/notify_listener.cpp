@@ -1,0 +1,213 @@
+#include "modules/webhooks/notify_listener.hpp"
+
+#include <algorithm>
+#include <string_view>
+
+#include <sys/stat.h>
+
+#include "modules/common/foreign_socket.hpp"
+#include "modules/ledger/pg_hosts.hpp"
+
+namespace mr::ngx::webhooks {
+namespace {
+
+constexpr ngx_msec_t kFirstPause = 1000;
+constexpr ngx_msec_t kLongestPause = 30000;
+constexpr const char* kListen = "LISTEN mr_webhooks";
+
+}  // namespace
+
+NotifyListener::NotifyListener(std::string dsn, ngx_msec_t connect_timeout, ngx_log_t* log,
+                               std::function<void()> wake)
+    : dsn_(std::move(dsn)), connect_timeout_(connect_timeout), log_(log), wake_(std::move(wake)) {
+  // Both cancelable: a listen never keeps an exiting worker alive.
+  for (ngx_event_t* ev : {&connect_timer_, &retry_timer_}) {
+    ev->data = this;
+    ev->log = log;
+    ev->cancelable = 1;
+  }
+  connect_timer_.handler = on_connect_timeout;
+  retry_timer_.handler = on_retry;
+}
+
+NotifyListener::~NotifyListener() {
+  if (retry_timer_.timer_set) ngx_del_timer(&retry_timer_);
+  close();
+}
+
+void NotifyListener::start() { connect(); }
+
+void NotifyListener::connect() {
+  std::string err;
+  const auto params = mr::pg::params_from_host(dsn_, first_host_, err);
+  if (!params) {
+    ngx_log_error(NGX_LOG_ERR, log_, 0, "mr_webhook: mr_ledger_dsn: %s", err.c_str());
+    lost("bad DSN");
+    return;
+  }
+  hosts_ = params->hosts;
+  const auto keywords = params->keyword_ptrs(), values = params->value_ptrs();
+  pg_ = PQconnectStartParams(keywords.data(), values.data(), 0);
+  if (pg_ == nullptr || PQstatus(pg_) == CONNECTION_BAD || PQsetnonblocking(pg_, 1) != 0 || !wrap_socket()) {
+    lost(pg_ != nullptr ? PQerrorMessage(pg_) : "out of memory");
+    return;
+  }
+  state_ = State::connecting;
+  wants_write_ = true;
+  update_interest();
+  ngx_add_timer(&connect_timer_, connect_timeout_);
+}
+
+void NotifyListener::on_event(ngx_event_t* ev) noexcept {
+  auto* self = static_cast<NotifyListener*>(static_cast<ngx_connection_t*>(ev->data)->data);
+  try {
+    self->handle(ev->write != 0);
+  } catch (...) {
+    ngx_log_error(NGX_LOG_ALERT, self->log_, 0, "mr_webhook: out of memory on the listen connection");
+    self->lost("out of memory");
+  }
+}
+
+void NotifyListener::on_connect_timeout(ngx_event_t* ev) noexcept {
+  auto* self = static_cast<NotifyListener*>(ev->data);
+  // libpq would start at the host that hung again: start one further on.
+  self->first_host_ = (self->first_host_ + 1) % std::max(self->hosts_, 1);
+  self->lost("connect timed out");
+}
+
+void NotifyListener::on_retry(ngx_event_t* ev) noexcept {
+  auto* self = static_cast<NotifyListener*>(ev->data);
+  if (ngx_exiting) return;  // an old worker only finishes what it started
+  try {
+    self->connect();
+  } catch (...) {
+    self->lost("out of memory");
+  }
+}
+
+void NotifyListener::handle(bool writable) {
+  switch (state_) {
+    case State::connecting:
+      if (writable == wants_write_) poll_connect();
+      return;
+    case State::subscribing:
+    case State::listening:
+      if (writable) {
+        flush();
+      } else {
+        read_input();
+      }
+      return;
+    case State::down:
+      return;
+  }
+}
+
+void NotifyListener::poll_connect() {
+  switch (PQconnectPoll(pg_)) {
+    case PGRES_POLLING_OK:
+      if (connect_timer_.timer_set) ngx_del_timer(&connect_timer_);
+      if (!wrap_socket()) return lost("socket lost");
+      if (PQsendQuery(pg_, kListen) == 0) return lost(PQerrorMessage(pg_));
+      state_ = State::subscribing;
+      flush();
+      return;
+    case PGRES_POLLING_READING:
+      if (!wrap_socket()) return lost("socket lost");
+      wants_write_ = false;
+      update_interest();
+      return;
+    case PGRES_POLLING_WRITING:
+      if (!wrap_socket()) return lost("socket lost");
+      wants_write_ = true;
+      update_interest();
+      return;
+    default:
+      lost(PQerrorMessage(pg_));
+      return;
+  }
+}
+
+void NotifyListener::flush() {
+  const int rc = PQflush(pg_);
+  if (rc < 0) return lost(PQerrorMessage(pg_));
+  wants_write_ = rc == 1;
+  update_interest();
+}
+
+void NotifyListener::read_input() {
+  if (PQconsumeInput(pg_) == 0) return lost(PQerrorMessage(pg_));
+  bool wake = false;
+  while (PQisBusy(pg_) == 0) {
+    const mr::pg::Result res(PQgetResult(pg_));
+    if (!res) break;
+    if (state_ == State::subscribing) {
+      if (PQresultStatus(res.get()) != PGRES_COMMAND_OK) return lost(PQresultErrorMessage(res.get()));
+      state_ = State::listening;
+      pause_ = 0;
+      wake = true;  // what was queued while nobody listened is due too
+      ngx_log_error(NGX_LOG_INFO, log_, 0, "mr_webhook: listening for deliveries");
+    }
+  }
+  while (PGnotify* n = PQnotifies(pg_)) {
+    PQfreemem(n);
+    wake = true;
+  }
+  if (PQstatus(pg_) == CONNECTION_BAD) return lost("connection closed");
+  if (wake && wake_) wake_();
+}
+
+// libpq may close its socket and open another while it connects (the next
+// host of a multi-host DSN, an SSL retry): the inode tells.
+bool NotifyListener::socket_still_open() const {
+  struct stat st {};
+  return c_ != nullptr && pg_ != nullptr && PQsocket(pg_) == c_->fd && fstat(c_->fd, &st) == 0 &&
+         static_cast<unsigned long>(st.st_ino) == socket_ino_;
+}
+
+bool NotifyListener::wrap_socket() {
+  if (socket_still_open()) return true;
+  mr::ngx::unwatch_socket(c_, true);  // the old socket is closed and out of epoll
+  const int fd = PQsocket(pg_);
+  struct stat st {};
+  if (fd < 0 || fstat(fd, &st) != 0) return false;
+  c_ = mr::ngx::watch_socket(fd, log_, this, on_event);
+  socket_ino_ = static_cast<unsigned long>(st.st_ino);
+  return c_ != nullptr;
+}
+
+void NotifyListener::update_interest() {
+  if (c_ == nullptr) return;
+  if (!c_->read->active) ngx_add_event(c_->read, NGX_READ_EVENT, 0);
+  if (wants_write_ && !c_->write->active) ngx_add_event(c_->write, NGX_WRITE_EVENT, 0);
+  if (!wants_write_ && c_->write->active) ngx_del_event(c_->write, NGX_WRITE_EVENT, 0);
+}
+
+void NotifyListener::close() {
+  if (connect_timer_.timer_set) ngx_del_timer(&connect_timer_);
+  mr::ngx::unwatch_socket(c_, !socket_still_open());  // libpq owns and closes the socket
+  if (pg_ != nullptr) {
+    PQfinish(pg_);
+    pg_ = nullptr;
+  }
+  state_ = State::down;
+  wants_write_ = false;
+}
+
+void NotifyListener::lost(const char* why) {
+  const bool was_listening = state_ == State::listening;
+  const ngx_uint_t level = was_listening ? NGX_LOG_WARN : NGX_LOG_ERR;
+  // libpq's messages run over several lines: the first says it.
+  const std::string_view first_line = std::string_view(why).substr(0, std::string_view(why).find('\n'));
+  ngx_log_error(level, log_, 0, "mr_webhook: listen connection %s: %*s", was_listening ? "lost" : "failed",
+                first_line.size(), first_line.data());
+  close();
+  if (ngx_exiting) return;
+  // A connection that worked tries again after the first pause; one that
+  // keeps failing waits twice as long each time, up to the longest.
+  pause_ = pause_ == 0 ? kFirstPause : std::min(pause_ * 2, kLongestPause);
+  if (retry_timer_.timer_set) ngx_del_timer(&retry_timer_);
+  ngx_add_timer(&retry_timer_, pause_);
+}
+
+}  // namespace mr::ngx::webhooks
