@@ -12,6 +12,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <libpq-fe.h>
@@ -24,6 +25,19 @@
 using namespace mr::test;
 
 namespace {
+
+// Asks `done` every `every` until it holds or `timeout` has passed (then
+// once more): tests wait for what they need, never a guessed time.
+template <class Done>
+bool poll_until(Done&& done, std::chrono::milliseconds timeout,
+                std::chrono::milliseconds every = std::chrono::milliseconds(50)) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() >= deadline) return done();
+    std::this_thread::sleep_for(every);
+  }
+  return true;
+}
 
 constexpr const char* kEndpoints = "/api/v1/webhook-endpoints";
 // Nothing listens there: an endpoint that only gets operator adjustments
@@ -393,7 +407,7 @@ Test(events_api, paging_with_limit_types_and_after, .timeout = 120) {
   std::vector<Event> seen;
   std::string cursor = start;
   std::vector<Event> mine;
-  const bool all = eventually(
+  const bool all = poll_until(
       [&] {
         std::size_t n = 0;
         do {
@@ -464,7 +478,7 @@ Test(events_api, refusals) {
   const std::string start = end_cursor(c);
   const std::string other = onboard_member(b, "club-b");
   std::vector<Event> seen_b;
-  cr_expect(eventually(
+  cr_expect(poll_until(
                 [&] {
                   seen_b.clear();
                   std::string bc;
@@ -517,7 +531,7 @@ Test(webhook_endpoints, a_created_endpoint_gets_deliveries_signed_with_its_secre
   verify(onboard_member(c, "club-e"), {rotated, secret});
   // The attempts are on record, newest first, paged as histories. The
   // receiver has a request before the worker records its attempt.
-  cr_assert(eventually([&] { return data_of(c.get(path_of(id, "deliveries")))["entries"].Size() >= 2; },
+  cr_assert(poll_until([&] { return data_of(c.get(path_of(id, "deliveries")))["entries"].Size() >= 2; },
                        std::chrono::seconds(10)),
             "two attempts on record");
   auto del = data_of(c.get(path_of(id, "deliveries") + "?limit=1"));
