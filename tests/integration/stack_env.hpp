@@ -4,13 +4,18 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
-#include <map>
-#include <stdexcept>
 #include <ctime>
+#include <filesystem>
 #include <fstream>
+#include <map>
+#include <set>
+#include <stdexcept>
+#include <sstream>
 #include <string>
 #include <thread>
+#include <utility>
 
+#include <sys/types.h>
 #include <unistd.h>
 
 #include <criterion/criterion.h>
@@ -41,10 +46,11 @@ inline std::string env(const std::string& name) {
 }
 
 // "redis-cli ... " for the stack's Redis, with its password (the fixture's
-// Redis requires one) in REDISCLI_AUTH.
-inline std::string redis_cli() {
+// Redis requires one) in REDISCLI_AUTH; `runner` goes before redis-cli
+// ("timeout 1 ", say).
+inline std::string redis_cli(const std::string& runner = "") {
   const std::string password_file = env("MR_REDIS_PASSWORD_FILE");
-  const std::string cli = "redis-cli -h 127.0.0.1 -p " + env("MR_REDIS_PORT") + " ";
+  const std::string cli = runner + "redis-cli -h 127.0.0.1 -p " + env("MR_REDIS_PORT") + " ";
   return password_file.empty() ? cli : "REDISCLI_AUTH=\"$(cat '" + password_file + "')\" " + cli;
 }
 
@@ -77,21 +83,90 @@ inline std::string nginx_command() {
   return (preload != nullptr && *preload != 0 ? "LD_PRELOAD='" + std::string(preload) + "' " : "") + "nginx";
 }
 
+// Asks `done` every `every` until it holds (true) or `timeout` has passed
+// (false; `done` is asked once more at the deadline). Tests wait for what
+// they need with it, never for a guessed time.
+template <class Done>
+bool eventually(Done&& done, std::chrono::milliseconds timeout,
+                std::chrono::milliseconds every = std::chrono::milliseconds(50)) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(every);
+  }
+  return true;
+}
+
 // The fixture's limited server logs every line at once (mr_json, no
 // buffer): its line whose requestId is `id`, or "". nginx writes the line
 // in its log phase, after the answer is sent, so a client can read the
 // answer first: this looks again for up to two seconds.
 inline std::string limited_log_line(const std::string& id) {
-  for (int attempt = 0; attempt < 40; ++attempt) {
-    std::ifstream in(env("MR_STACK_DIR") + "/nginx/logs/limited-access.log");
-    std::string found;
-    for (std::string line; std::getline(in, line);) {
-      if (line.find("\"requestId\":\"" + id + "\"") != std::string::npos) found = line;
-    }
-    if (!found.empty()) return found;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  std::string found;
+  eventually(
+      [&] {
+        std::ifstream in(env("MR_STACK_DIR") + "/nginx/logs/limited-access.log");
+        for (std::string line; std::getline(in, line);) {
+          if (line.find("\"requestId\":\"" + id + "\"") != std::string::npos) found = line;
+        }
+        return !found.empty();
+      },
+      std::chrono::seconds(2));
+  return found;
+}
+
+// The stack's nginx master (0 when its pid file cannot be read).
+inline pid_t nginx_master() {
+  std::ifstream in(env("MR_STACK_DIR") + "/nginx/logs/nginx.pid");
+  long pid = 0;
+  in >> pid;
+  return static_cast<pid_t>(pid);
+}
+
+// The live processes whose parent is `parent` (an nginx master's workers;
+// one exited and not yet reaped by its master is gone).
+inline std::set<pid_t> children_of(pid_t parent) {
+  std::set<pid_t> out;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
+    const std::string name = entry.path().filename();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(entry.path() / "stat");
+    std::string stat;
+    std::getline(in, stat);
+    // "pid (comm) state ppid ...": comm may hold spaces and parentheses.
+    const auto close = stat.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream rest(stat.substr(close + 1));
+    std::string state;
+    long ppid = 0;
+    if (rest >> state >> ppid && ppid == parent && state != "Z") out.insert(static_cast<pid_t>(std::stol(name)));
   }
-  return {};
+  return out;
+}
+
+// Reloads the stack's nginx (MR_RELOAD, run after `env_prefix` such as
+// "MR_PAYOUT_SIMULATOR=on ") and waits until the new workers serve alone:
+// every worker of before has exited (old workers finish their requests
+// first) and new ones run. "" when so, else what went wrong. Never asserts:
+// callers may have threads running.
+inline std::string reload(const std::string& env_prefix = "") {
+  const pid_t master = nginx_master();
+  if (master <= 0) return "no nginx master pid";
+  const std::set<pid_t> old_workers = children_of(master);
+  const int rc = std::system((env_prefix + env("MR_RELOAD")).c_str());
+  if (rc != 0) return "MR_RELOAD exited with " + std::to_string(rc);
+  const bool replaced = eventually(
+      [&] {
+        const std::set<pid_t> now = children_of(master);
+        for (pid_t w : now) {
+          if (old_workers.count(w) != 0) return false;
+        }
+        return !now.empty();
+      },
+      std::chrono::seconds(30));
+  if (nginx_master() != master) return "the nginx master changed across the reload";
+  return replaced ? "" : "the workers of before the reload still run (or none run) 30 s after it";
 }
 
 // Unique per test process and call, for ids that must not collide. Tests
