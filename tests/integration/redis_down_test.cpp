@@ -1,20 +1,34 @@
 // With Redis stopped, POSTs keep working on the database alone, exactly
 // once (contract section 3). Serial: it stops the stack's Redis.
 #include <chrono>
+#include <cstdint>
 #include <string>
-#include <thread>
 
 #include "tests/integration/ledger_helpers.hpp"
 #include "tests/integration/metrics_helpers.hpp"
 
 using namespace mr::test;
 
+namespace {
+
+// Whether the stack's Redis answers PING within `within`.
+bool redis_answers(const char* within = "5") {
+  return sh(redis_cli(std::string("timeout ") + within + " ") + "PING 2>/dev/null | grep -qx PONG") == 0;
+}
+
+std::int64_t bypassed(const std::string& metrics) {
+  return static_cast<std::int64_t>(metric(metrics, "mr_idempotency_requests_total{outcome=\"bypassed\"}"));
+}
+
+}  // namespace
+
 Test(redis_down, database_alone_is_exact) {
   auto c = client("A");
   const std::string id = unique("mem");
   cr_assert_eq(c.post("/api/v1/members", member_body("club-a", id), unique("k")).status, 201);
   const std::string before = scrape();
-  cr_assert_eq(sh(redis_cli() + "shutdown nosave >/dev/null 2>&1; sleep 0.2"), 0);
+  sh(redis_cli() + "shutdown nosave >/dev/null 2>&1");
+  cr_assert(eventually([] { return !redis_answers(); }, std::chrono::seconds(10)), "Redis is still up");
 
   const std::string key = unique("k"), body = settle_body("club-a", id, unique("tx"), 2000);
   auto first = c.post("/api/v1/transactions/settled", body, key);
@@ -24,7 +38,8 @@ Test(redis_down, database_alone_is_exact) {
   const std::string during = scrape();
 
   // The stack's own configuration (port, password).
-  cr_assert_eq(sh("redis-server '" + env("MR_REDIS_CONF") + "' >/dev/null && sleep 0.3"), 0);
+  cr_assert_eq(sh("redis-server '" + env("MR_REDIS_CONF") + "' >/dev/null"), 0);
+  cr_assert(eventually([] { return redis_answers(); }, std::chrono::seconds(10)), "Redis did not come back");
   cr_expect_eq(first.status, 200, "%s", first.body.c_str());
   cr_expect_eq(again.status, 200);
   cr_expect_eq(again.body, first.body);
@@ -38,14 +53,24 @@ Test(redis_down, database_alone_is_exact) {
                     metric(before, "mr_redis_errors_total{kind=\"no_reply\"}"),
                 3, "%s", during.c_str());
   // Redis back: the edge serves again (a new key is claimed and replayed).
+  // Until the worker's Redis client is past its pause before reconnecting
+  // (a second), a request goes on to the database alone: send until one
+  // was claimed in Redis. Serial test: nothing else counts meanwhile.
   const std::string key2 = unique("k"), body2 = settle_body("club-a", id, unique("tx"), 1000);
   mr::HttpResponse r1;
-  for (int i = 0; i < 20; ++i) {
-    r1 = c.post("/api/v1/transactions/settled", body2, key2);
-    if (r1.status == 200) break;
-  }
-  cr_expect_eq(r1.status, 200);
+  const auto claimed = [](const std::string& m) { return metric(m, "mr_idempotency_requests_total{outcome=\"claimed\"}"); };
+  const bool through_redis = eventually(
+      [&] {
+        const std::string before_send = scrape();
+        r1 = c.post("/api/v1/transactions/settled", body2, key2);
+        return r1.status != 200 || claimed(scrape()) > claimed(before_send);
+      },
+      std::chrono::seconds(10), std::chrono::milliseconds(100));
+  cr_expect(through_redis, "no request was claimed in Redis 10 s after it came back");
+  cr_expect_eq(r1.status, 200, "%s", r1.body.c_str());
+  const std::string before_replay = scrape();
   cr_expect_eq(c.post("/api/v1/transactions/settled", body2, key2).body, r1.body);
+  EXPECT_GREW(before_replay, scrape(), "mr_idempotency_requests_total{outcome=\"replayed\"}", 1);
 }
 
 // A claim that Redis runs after its answer timed out (Redis busy for longer
@@ -57,17 +82,33 @@ Test(redis_down, a_claim_whose_answer_timed_out_does_not_hold_the_key) {
   auto c = client("A");
   const std::string id = onboard_member(c, "club-a");
   const std::string key = unique("k"), body = settle_body("club-a", id, unique("tx"), 3000);
-  // A script keeps Redis busy for 0.6 s; the claim waits behind it.
+  // A script keeps Redis busy for 1.5 s; the claim waits behind it. Busy:
+  // a PING goes unanswered for 0.3 s (it answers within milliseconds
+  // otherwise), which leaves more than a second of the script for the
+  // claim, past mr_redis_timeout (200 ms).
   const std::string busy =
       "local t = redis.call('TIME') local t0 = t[1] * 1000000 + t[2] "
-      "repeat t = redis.call('TIME') until t[1] * 1000000 + t[2] - t0 > 600000 return 1";
+      "repeat t = redis.call('TIME') until t[1] * 1000000 + t[2] - t0 > 1500000 return 1";
+  const std::string before = scrape();
   cr_assert_eq(sh(redis_cli() + "EVAL \"" + busy + "\" 0 >/dev/null 2>&1 &"), 0);
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  cr_assert(eventually([] { return !redis_answers("0.3"); }, std::chrono::seconds(10), std::chrono::milliseconds(10)),
+            "the script never kept Redis busy");
   auto first = c.post("/api/v1/transactions/settled", body, key);
   cr_assert_eq(first.status, 200, "%s", first.body.c_str());
-  // Past the script, and past the client's pause before it reconnects.
-  std::this_thread::sleep_for(std::chrono::milliseconds(1300));
-  auto again = c.post("/api/v1/transactions/settled", body, key);
+  EXPECT_GREW(before, scrape(), "mr_redis_errors_total{kind=\"timeout\"}", 1);  // the case under test
+  // Retries reach Redis again once the script is over and the worker's
+  // client is past its pause before reconnecting; until then they go on to
+  // the database alone (and get its replay). The retry that reached Redis
+  // must find the key released, not held by the orphaned claim.
+  mr::HttpResponse again;
+  const bool through_redis = eventually(
+      [&] {
+        const std::string before_retry = scrape();
+        again = c.post("/api/v1/transactions/settled", body, key);
+        return again.status != 200 || bypassed(scrape()) == bypassed(before_retry);
+      },
+      std::chrono::seconds(15), std::chrono::milliseconds(100));
+  cr_expect(through_redis, "every retry for 15 s went on without Redis");
   cr_expect_eq(again.status, 200, "%s", again.body.c_str());
   cr_expect_eq(again.body, first.body);
   cr_expect_eq(header(again, "x-mr-idempotent-replay"), std::string("true"));
