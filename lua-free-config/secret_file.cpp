@@ -2,37 +2,34 @@
 
 #include <openssl/crypto.h>
 
+#include <string>
+
+#include "keys/private_file.hpp"
+#include "lua-free-config/conf_values.hpp"
+
 namespace mr::conf {
 
 bool read_secret_file(ngx_conf_t* cf, const char* directive, const ngx_str_t& path, std::size_t min_len,
                       ngx_str_t& out) {
-  ngx_file_t file{};
-  file.name = path;
-  file.log = cf->log;
-  file.fd = ngx_open_file(path.data, NGX_FILE_RDONLY, NGX_FILE_OPEN, 0);
-  if (file.fd == NGX_INVALID_FILE) {
-    ngx_conf_log_error(NGX_LOG_EMERG, cf, ngx_errno, "%s: cannot open \"%V\"", directive, &path);
+  std::string err;
+  // The master key's rule for every secret file (keys/private_file.hpp).
+  auto content = mr::read_private_file(view(path), 511 + 2, err);
+  if (!content) {
+    ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "%s: %s", directive, err.c_str());
     return false;
   }
-  u_char buf[512];
-  const ssize_t n = ngx_read_file(&file, buf, sizeof(buf), 0);
-  ngx_close_file(file.fd);
-  std::size_t len = n > 0 ? static_cast<std::size_t>(n) : 0;
-  while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == '\r' || buf[len - 1] == ' ')) len--;
-  if (len < min_len || len == sizeof(buf)) {
-    OPENSSL_cleanse(buf, sizeof(buf));
+  std::size_t len = content->size();
+  while (len > 0 && ((*content)[len - 1] == '\n' || (*content)[len - 1] == '\r' || (*content)[len - 1] == ' ')) len--;
+  ngx_pool_cleanup_t* cln = len >= min_len && len <= 511 ? ngx_pool_cleanup_add(cf->pool, sizeof(ngx_str_t)) : nullptr;
+  u_char* data = cln != nullptr ? static_cast<u_char*>(ngx_pnalloc(cf->pool, len)) : nullptr;
+  if (data != nullptr) ngx_memcpy(data, content->data(), len);
+  OPENSSL_cleanse(content->data(), content->size());
+  if (len < min_len || len > 511) {
     ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "%s: the secret in \"%V\" must be %uz to 511 bytes", directive,
                        &path, min_len);
     return false;
   }
-  ngx_pool_cleanup_t* cln = ngx_pool_cleanup_add(cf->pool, sizeof(ngx_str_t));
-  u_char* data = static_cast<u_char*>(ngx_pnalloc(cf->pool, len));
-  if (cln == nullptr || data == nullptr) {
-    OPENSSL_cleanse(buf, sizeof(buf));
-    return false;
-  }
-  ngx_memcpy(data, buf, len);
-  OPENSSL_cleanse(buf, sizeof(buf));
+  if (data == nullptr) return false;
   out.data = data;
   out.len = len;
   *static_cast<ngx_str_t*>(cln->data) = out;

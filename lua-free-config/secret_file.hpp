@@ -1,6 +1,8 @@
 // Secrets named by file in nginx.conf (the ops token, the Redis password):
-// read by the master at (re)load, kept in the configuration pool, wiped
-// when that pool goes.
+// read by the master at (re)load under the master key's rule (a regular
+// file, no group or other bits, owned by the master's user or root:
+// keys/private_file.hpp), kept in the configuration pool, wiped when that
+// pool goes.
 #pragma once
 
 #include <cstddef>

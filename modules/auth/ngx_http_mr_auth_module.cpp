@@ -8,6 +8,8 @@
 // logs and limit_req, stamps X-Request-Id on every response and answers
 // nginx's own errors with the JSON envelope (mr_json_error).
 // Directives: lua-free-config/auth_conf.
+#include <sys/stat.h>
+
 #include <chrono>
 #include <new>
 
@@ -277,6 +279,10 @@ ngx_int_t postconfiguration(ngx_conf_t* cf) {
   // `nginx -s <signal>` parses the configuration only to find the pid
   // file: it must never wait for, or fail on, a database.
   if ((mcf->used || mcf->catalogue_dsn.len != 0) && ngx_process != NGX_PROCESS_SIGNALLER) {
+    // Request paths carry member ids: every file nginx creates from here on
+    // (access and error logs, at start, reload and reopen, in the master
+    // and in the workers it forks) is at most 0640, as Debian's logs are.
+    ::umask(::umask(0) | 027);
     if (!mr::conf::auth_catalogue_settings_complete(cf, mcf) ||
         !mr::conf::auth_resolve_catalogue_snapshot(cf, mcf) || mr::auth::load_catalogue(cf, mcf) != NGX_OK ||
         mr::auth::add_catalogue_report(cf, mcf, &ngx_http_mr_auth_module) != NGX_OK) {

@@ -90,13 +90,19 @@ std::string read_from(const std::string& path, std::size_t offset) {
 
 bool master_running() { return sh("kill -0 \"$(cat '" + stack() + "/nginx/logs/nginx.pid' 2>/dev/null)\" 2>/dev/null") == 0; }
 
-// The stack's rendered nginx.conf with `from` replaced by `to` (each once).
+// The stack's rendered nginx.conf with `from` replaced by `to` (each once),
+// and every sandbox-only switch off (a production variant refuses them).
 std::string variant(const std::string& name, std::initializer_list<std::pair<std::string, std::string>> edits) {
   std::string text = mr::read_file(stack() + "/nginx/nginx.conf");
   for (const auto& [from, to] : edits) {
     const auto at = text.find(from);
     cr_assert(at != std::string::npos, "\"%s\" not in nginx.conf", from.c_str());
     text.replace(at, from.size(), to);
+  }
+  for (const std::string on : {"mr_payout_simulator on;", "mr_test_helpers on;"}) {
+    for (auto at = text.find(on); at != std::string::npos; at = text.find(on, at)) {
+      text.replace(at, on.size(), on.substr(0, on.size() - 3) + "off;");
+    }
   }
   const std::string path = stack() + "/nginx/" + name + ".conf";
   std::ofstream(path) << text;

@@ -3,12 +3,11 @@
 #include <charconv>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <iostream>
-#include <iterator>
 #include <regex>
 #include <set>
 
+#include "keys/private_file.hpp"
 #include "ledger/text_rules.hpp"
 #include "tools/mrctl/command.hpp"
 
@@ -50,9 +49,10 @@ PGconn* Context::db() {
     // --dsn-file or MR_DSN.
     auto dsn = opt("dsn");
     if (auto file = opt("dsn-file"); !dsn && file) {
-      std::ifstream in(*file);
-      if (!in) throw Failure{"--dsn-file " + *file + ": cannot be read", 2};
-      dsn.emplace(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+      // It holds a password: the master key's rule (keys/private_file.hpp).
+      std::string err;
+      dsn = read_private_file(*file, 64 * 1024, err);
+      if (!dsn) throw Failure{"--dsn-file " + err, 2};
       while (!dsn->empty() && (dsn->back() == '\n' || dsn->back() == '\r')) dsn->pop_back();
     }
     if (!dsn) {
