@@ -33,7 +33,7 @@ public record Event(String id, String type, Instant createdAt, String environmen
   }
 
   static Event from(JsonObject o) {
-    return new Event(o.getString("id"), o.getString("type"), o.getInstant("createdAt"), o.getString("environment"),
+    return new Event(o.getString("id"), o.getString("type"), o.getInstant("createdAt"), o.optString("environment"),
         o.getObject("data"));
   }
 }
