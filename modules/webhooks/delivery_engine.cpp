@@ -267,6 +267,11 @@ void Engine::send(Attempt* attempt, const PGresult* r, int row) {
   curl_easy_setopt(easy, CURLOPT_FOLLOWLOCATION, 0L);
   curl_easy_setopt(easy, CURLOPT_PROXY, "");  // never a proxy from the environment
   curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
+  // An attempt ended while its name still resolves (a timeout, a worker
+  // exiting) must not wait for the resolver thread: that would block the
+  // worker for as long as the DNS server is slow. The thread is left to end
+  // by itself.
+  curl_easy_setopt(easy, CURLOPT_QUICK_EXIT, 1L);
   curl_easy_setopt(easy, CURLOPT_POST, 1L);
   curl_easy_setopt(easy, CURLOPT_POSTFIELDS, attempt->body.data());
   curl_easy_setopt(easy, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(attempt->body.size()));
