@@ -3,121 +3,38 @@
 // so its keys (and the broken rows it plants) never reach the shared stack.
 #include <criterion/criterion.h>
 
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <string>
 #include <vector>
 
-#include "ledger/sql/migrations.hpp"
 #include "keys/key_catalogue.hpp"
-#include "keys/blocking_pg.hpp"
-#include "client/mr_client.hpp"
+#include "ledger/sql/migrations.hpp"
+#include "tests/integration/scratch_db.hpp"
 
 namespace {
 
-std::string env(const std::string& name) {
-  const char* path = std::getenv("MR_TEST_ENV");
-  if (path == nullptr) cr_assert_fail("MR_TEST_ENV is not set (run through ctest)");
-  const auto vars = mr::read_env_file(path);
-  auto it = vars.find(name);
-  if (it == vars.end()) cr_assert_fail("%s is not in %s", name.c_str(), path);
-  return it->second;
-}
+using mr::test::env;
+using mr::test::json_of;
+using mr::test::MasterKey;
+using mr::test::Run;
+using mr::test::shell_quote;
+using mr::test::Started;
+using mr::test::Stderr;
 
-std::string quote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
-struct Run {
-  int code;
-  std::string out;  // stdout and stderr
-};
-
-// A fresh database, migrated, dropped at the end of the test.
-class Db {
+// A scratch database, migrated unless told not to. mrctl gets the master
+// key, and writes its standard error into Run::out with its output.
+class Db : public mr::test::ScratchDb {
  public:
-  explicit Db(bool migrate = true) {
-    std::string err;
-    admin_ = mr::pg::connect(env("MR_DSN"), err);
-    cr_assert(admin_ != nullptr, "%s", err.c_str());
-    PQsetNoticeProcessor(admin_.get(), [](void*, const char*) {}, nullptr);  // DROP IF EXISTS chatter
-    name_ = "mr_cat_" + std::to_string(getpid()) + "_" + std::to_string(counter()++);
-    exec_admin("DROP DATABASE IF EXISTS " + name_);
-    exec_admin("CREATE DATABASE " + name_);
-    host_ = PQhost(admin_.get());
-    port_ = PQport(admin_.get());
-    user_ = PQuser(admin_.get());
-    dsn_ = "host=" + host_ + " port=" + port_ + " user=" + user_ + " dbname=" + name_ + " sslmode=disable";
+  explicit Db(bool migrate = true) : ScratchDb("mr_cat") {
     if (migrate) cr_assert_eq(mrctl({"migrate"}).code, 0);
   }
-  ~Db() {
-    conn_.reset();
-    exec_admin("DROP DATABASE IF EXISTS " + name_ + " WITH (FORCE)");
+  Run mrctl(const std::vector<std::string>& args) const { return start(args).finish(); }
+  Started start(const std::vector<std::string>& args) const {
+    return Started(mrctl_line(args, MasterKey::with), Stderr::into_out);
   }
-
-  const std::string& dsn() const { return dsn_; }
-  std::string uri() const { return "postgresql://" + user_ + "@" + host_ + ":" + port_ + "/" + name_ + "?sslmode=disable"; }
-
-  Run mrctl(const std::vector<std::string>& args) const { return finish(start(args)); }
-
-  FILE* start(const std::vector<std::string>& args) const {
-    // Connection flags first: a flag left without its value at the end of
-    // `args` must stay without one.
-    std::string cmd = quote(env("MR_MRCTL")) + " --dsn " + quote(dsn_) + " --master-key " +
-                      quote(env("MR_MASTER_KEY_FILE"));
-    for (const auto& a : args) cmd += " " + quote(a);
-    cmd += " 2>&1";
-    FILE* p = popen(cmd.c_str(), "r");
-    cr_assert(p != nullptr);
-    return p;
-  }
-  static Run finish(FILE* p) {
-    Run r{0, {}};
-    char buf[4096];
-    std::size_t n;
-    while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-    const int status = pclose(p);
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    return r;
-  }
-
-  std::string sql(const std::string& statement) {
-    std::string err;
-    if (!conn_) conn_ = mr::pg::connect(dsn_, err);
-    cr_assert(conn_ != nullptr, "%s", err.c_str());
-    auto r = mr::pg::exec(conn_.get(), statement, {}, err);
-    cr_assert(r != nullptr, "%s: %s", statement.c_str(), err.c_str());
-    return PQntuples(r.get()) > 0 ? mr::pg::value(r.get(), 0, 0) : "";
-  }
-
- private:
-  static int& counter() {
-    static int n = 0;
-    return n;
-  }
-  void exec_admin(const std::string& statement) {
-    std::string err;
-    auto r = mr::pg::exec(admin_.get(), statement, {}, err);
-    cr_assert(r != nullptr, "%s: %s", statement.c_str(), err.c_str());
-  }
-
-  mr::pg::Conn admin_, conn_;
-  std::string name_, host_, port_, user_, dsn_;
 };
-
-rapidjson::Document json_of(const Run& r) {
-  cr_assert_eq(r.code, 0, "mrctl failed: %s", r.out.c_str());
-  auto d = mr::parse_json(r.out);
-  cr_assert(!d.HasParseError(), "not JSON: %s", r.out.c_str());
-  return d;
-}
 
 void create_club(Db& db, const std::string& ref) {
   json_of(db.mrctl({"club", "create", "--ref", ref, "--name", "Club " + ref, "--earn-rate-bp", "150",
@@ -165,10 +82,10 @@ Test(mrctl, migrate_applies_each_migration_once) {
 
 Test(mrctl, concurrent_migrates_apply_everything_once) {
   Db db(false);
-  std::vector<FILE*> runs;
+  std::vector<Started> runs;
   for (int i = 0; i < 4; ++i) runs.push_back(db.start({"migrate"}));
   int applied = 0;
-  for (FILE* p : runs) applied += json_of(Db::finish(p))["applied"].GetInt();
+  for (Started& p : runs) applied += json_of(p.finish())["applied"].GetInt();
   cr_expect_eq(applied, static_cast<int>(mr::migrations().size()));
 }
 
@@ -288,8 +205,7 @@ Test(mrctl, at_most_two_active_keys_per_club_and_environment) {
   const Issued c = issue(db, "club-k", "sandbox");  // room again after a revoke
 
   const Run listed = db.mrctl({"key", "list", "--ref", "club-k"});
-  auto l = json_of(listed);
-  cr_assert(l.IsArray());
+  auto l = json_of(listed, rapidjson::kArrayType);
   cr_assert_eq(l.Size(), 4u);
   for (const std::string& secret : {a.secret, b.secret, c.secret, p.secret}) {
     cr_expect(listed.out.find(secret) == std::string::npos, "key list never shows a secret");
@@ -388,29 +304,26 @@ Test(mrctl, dsn_from_a_file_or_the_environment_and_the_key_file_mode) {
   cr_assert(mkdtemp(dir) != nullptr);
   const std::string dsn_file = std::string(dir) + "/dsn";
   std::ofstream(dsn_file) << db.dsn() << "\n";
-  const std::string mrctl = quote(env("MR_MRCTL"));
-  const std::string show = " club show --ref club-f1 2>&1";
-  const auto run = [](const std::string& cmd) {
-    FILE* p = popen(cmd.c_str(), "r");
-    cr_assert(p != nullptr);
-    return Db::finish(p);
-  };
-  const Run from_file = run(mrctl + " --dsn-file " + quote(dsn_file) + show);
+  const std::string mrctl = shell_quote(env("MR_MRCTL"));
+  const std::string show = " club show --ref club-f1";
+  const auto run = [](const std::string& cmd) { return mr::test::run(cmd, Stderr::into_out); };
+  const Run from_file = run(mrctl + " --dsn-file " + shell_quote(dsn_file) + show);
   cr_expect_eq(from_file.code, 0, "%s", from_file.out.c_str());
   cr_expect(from_file.out.find("club-f1") != std::string::npos, "%s", from_file.out.c_str());
-  const Run from_env = run("MR_DSN=" + quote(db.dsn()) + " " + mrctl + show);
+  const Run from_env = run("MR_DSN=" + shell_quote(db.dsn()) + " " + mrctl + show);
   cr_expect_eq(from_env.code, 0, "%s", from_env.out.c_str());
   cr_expect(from_env.out.find("club-f1") != std::string::npos, "%s", from_env.out.c_str());
-  const Run missing = run(mrctl + " --dsn-file " + quote(std::string(dir) + "/none") + show);
+  const Run missing = run(mrctl + " --dsn-file " + shell_quote(std::string(dir) + "/none") + show);
   cr_expect_eq(missing.code, 2, "%s", missing.out.c_str());
 
   const std::string open_key = std::string(dir) + "/open.key";
-  const std::string copy = "cp " + quote(env("MR_MASTER_KEY_FILE")) + " " + quote(open_key) + " && chmod 644 " + quote(open_key);
+  const std::string copy = "cp " + shell_quote(env("MR_MASTER_KEY_FILE")) + " " + shell_quote(open_key) +
+                           " && chmod 644 " + shell_quote(open_key);
   cr_assert_eq(std::system(copy.c_str()), 0);
-  const Run refused = run(mrctl + " --dsn-file " + quote(dsn_file) + " --master-key " + quote(open_key) +
-                          " key issue --ref club-f1 --env sandbox 2>&1");
+  const Run refused = run(mrctl + " --dsn-file " + shell_quote(dsn_file) + " --master-key " + shell_quote(open_key) +
+                          " key issue --ref club-f1 --env sandbox");
   cr_expect_neq(refused.code, 0, "%s", refused.out.c_str());
   cr_expect(refused.out.find("chmod 600") != std::string::npos, "%s", refused.out.c_str());
   cr_expect_eq(db.sql("SELECT count(*) FROM api_keys"), std::string("0"), "no key issued");
-  std::system(("rm -rf " + quote(dir)).c_str());
+  std::system(("rm -rf " + shell_quote(dir)).c_str());
 }

@@ -8,153 +8,32 @@
 // every function comes after the functions it calls.
 #include <criterion/criterion.h>
 
-#include <libpq-fe.h>
 #include <openssl/sha.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
+#include <cstdlib>
 #include <map>
-#include <memory>
 #include <regex>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "ledger/sql/migrations.hpp"
-#include "client/mr_client.hpp"
+#include "tests/integration/scratch_db.hpp"
 
 namespace {
 
-std::string env(const std::string& name) {
-  const char* path = std::getenv("MR_TEST_ENV");
-  if (path == nullptr) cr_assert_fail("MR_TEST_ENV is not set (run through ctest)");
-  const auto vars = mr::read_env_file(path);
-  auto it = vars.find(name);
-  if (it == vars.end()) cr_assert_fail("%s is not in %s", name.c_str(), path);
-  return it->second;
-}
+using mr::test::json_of;
+using mr::test::MasterKey;
+using mr::test::Run;
 
-std::string quote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
-struct ConnFree {
-  void operator()(PGconn* c) const { PQfinish(c); }
-};
-using Conn = std::unique_ptr<PGconn, ConnFree>;
-struct ResultFree {
-  void operator()(PGresult* r) const { PQclear(r); }
-};
-using Result = std::unique_ptr<PGresult, ResultFree>;
-
-Conn connect(const std::string& dsn) {
-  Conn c(PQconnectdb(dsn.c_str()));
-  cr_assert(c && PQstatus(c.get()) == CONNECTION_OK, "%s", c ? PQerrorMessage(c.get()) : "no memory");
-  PQsetNoticeProcessor(c.get(), [](void*, const char*) {}, nullptr);
-  return c;
-}
-
-// One statement; the first row's first column ("" when no row or NULL).
-std::string query(PGconn* c, const std::string& sql) {
-  Result r(PQexec(c, sql.c_str()));
-  const auto st = PQresultStatus(r.get());
-  cr_assert(st == PGRES_TUPLES_OK || st == PGRES_COMMAND_OK, "%s: %s", sql.c_str(), PQerrorMessage(c));
-  return PQntuples(r.get()) > 0 && PQnfields(r.get()) > 0 ? PQgetvalue(r.get(), 0, 0) : "";
-}
-
-// The error of a statement that must fail.
-std::string query_error(PGconn* c, const std::string& sql) {
-  Result r(PQexec(c, sql.c_str()));
-  cr_assert_eq(PQresultStatus(r.get()), PGRES_FATAL_ERROR, "%s succeeded", sql.c_str());
-  return PQresultErrorField(r.get(), PG_DIAG_MESSAGE_PRIMARY);
-}
-
-struct Run {
-  int code;
-  std::string out, err;
-};
-
-std::string slurp(const std::string& path) {
-  std::ifstream f(path);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
-
-// A fresh database, dropped at the end of the test.
-class Db {
+// A scratch database, not migrated. mrctl runs without the master key
+// (migrate, audit and the books need none); Run::err is its standard error.
+class Db : public mr::test::ScratchDb {
  public:
-  Db() {
-    admin_ = connect(env("MR_DSN"));
-    name_ = "mr_mig_" + std::to_string(getpid()) + "_" + std::to_string(counter()++);
-    query(admin_.get(), "DROP DATABASE IF EXISTS " + name_);
-    query(admin_.get(), "CREATE DATABASE " + name_);
-    dsn_ = std::string("host=") + PQhost(admin_.get()) + " port=" + PQport(admin_.get()) + " user=" +
-           PQuser(admin_.get()) + " dbname=" + name_ + " sslmode=disable";
-  }
-  ~Db() {
-    conn_.reset();
-    other_.reset();
-    query(admin_.get(), "DROP DATABASE IF EXISTS " + name_ + " WITH (FORCE)");
-  }
-
-  const std::string& dsn() const { return dsn_; }
-
-  Run mrctl(const std::vector<std::string>& args) const {
-    char err_path[] = "/tmp/mr_migrate_test_XXXXXX";
-    const int fd = mkstemp(err_path);
-    cr_assert(fd >= 0);
-    close(fd);
-    std::string cmd = quote(env("MR_MRCTL")) + " --dsn " + quote(dsn_);
-    for (const auto& a : args) cmd += " " + quote(a);
-    cmd += " 2>" + std::string(err_path);
-    FILE* p = popen(cmd.c_str(), "r");
-    cr_assert(p != nullptr);
-    Run r{0, {}, {}};
-    char buf[4096];
-    std::size_t n;
-    while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-    const int status = pclose(p);
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    r.err = slurp(err_path);
-    unlink(err_path);
-    return r;
-  }
-
-  std::string sql(const std::string& statement) {
-    if (!conn_) conn_ = connect(dsn_);
-    return query(conn_.get(), statement);
-  }
-  std::string sql_error(const std::string& statement) {
-    if (!conn_) conn_ = connect(dsn_);
-    return query_error(conn_.get(), statement);
-  }
-  // A second session, for looking at the first one's locks.
-  std::string sql_other(const std::string& statement) {
-    if (!other_) other_ = connect(dsn_);
-    return query(other_.get(), statement);
-  }
-
- private:
-  static int& counter() {
-    static int n = 0;
-    return n;
-  }
-  Conn admin_, conn_, other_;
-  std::string name_, dsn_;
+  Db() : ScratchDb("mr_mig") {}
+  Run mrctl(const std::vector<std::string>& args) const { return mr::test::run(mrctl_line(args, MasterKey::without)); }
 };
-
-rapidjson::Document json_of(const Run& r) {
-  cr_assert_eq(r.code, 0, "mrctl failed (%d): %s%s", r.code, r.out.c_str(), r.err.c_str());
-  auto d = mr::parse_json(r.out);
-  cr_assert(!d.HasParseError() && d.IsObject(), "not JSON: %s", r.out.c_str());
-  return d;
-}
 
 struct Migrated {
   int applied, adopted, version;
