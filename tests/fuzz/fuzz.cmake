@@ -3,7 +3,7 @@
 # time (MR_FUZZ_SECONDS each) as a ctest entry. A crash, a leak or a failed
 # FUZZ_CHECK fails the entry; the input is left in <build>/fuzz/artifacts.
 set(MR_FUZZ_TARGETS write_bodies ops_api router read_requests timestamps auth_check
-                    idempotency_record secret_box json_text webhook_bodies)
+                    idempotency_record secret_box json_text webhook_bodies standard_webhooks)
 option(MR_FUZZ "build the libFuzzer targets (clang-14) and run them under ctest" ON)
 set(MR_FUZZ_SECONDS 4 CACHE STRING "seconds each fuzz target runs under ctest")
 if(NOT MR_FUZZ)
