@@ -57,7 +57,7 @@ type Config struct {
 	KeyID      string        // mrk_sbx_... or mrk_prd_...
 	KeySecret  string        // as issued
 	PartnerRef string        // your club's reference, put in every POST body
-	Timeout    time.Duration // per attempt; default 30 s
+	Timeout    time.Duration // per attempt; default 30 s (also set on a given HTTPClient)
 	Retry      RetryPolicy
 	HTTPClient *http.Client // optional; its redirects are never followed
 	UserAgent  string
@@ -93,6 +93,9 @@ func New(cfg Config) (*Client, error) {
 	if cfg.HTTPClient != nil {
 		copied := *cfg.HTTPClient
 		hc = &copied
+		if cfg.Timeout > 0 || hc.Timeout == 0 {
+			hc.Timeout = timeout
+		}
 	}
 	// A signature covers one path: a redirect is answered, never followed.
 	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
