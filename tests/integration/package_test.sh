@@ -202,7 +202,13 @@ for w in $workers; do
   checked=$((checked + 1))
 done
 [ "$checked" -gt 0 ] || fail "no worker of the new generation to check"
-sleep 1   # a moment of load on the new workers
+# Load on the new workers: the old ones have exited, so every answer the
+# access log (unbuffered) gains from here is theirs.
+access_log="$work/api/logs/access.log"
+logged_before=$(wc -l < "$access_log")
+new_answers() { tail -n +"$((logged_before + 1))" "$access_log" | grep -c '"status":200' || true; }
+for _ in $(seq 300); do [ "$(new_answers)" -ge 40 ] && break; sleep 0.1; done
+[ "$(new_answers)" -ge 40 ] || fail "the new workers answered $(new_answers) requests with 200 in 30 s, not 40"
 touch "$work/load.stop"
 load_rc=0; wait "$load_pid" || load_rc=$?; load_pid=
 echo "load: $(cat "$work/load.json")"
