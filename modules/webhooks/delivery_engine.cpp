@@ -104,7 +104,7 @@ Engine::~Engine() {
   if (soon_timer_.timer_set) ngx_del_timer(&soon_timer_);
   for (auto& [key, attempt] : attempts_) {
     if (attempt->timer.timer_set) ngx_del_timer(&attempt->timer);
-    curl_.cancel(attempt->easy.get());
+    if (attempt->easy) curl_.cancel(attempt->easy.get());
   }
   attempts_.clear();
   // The pool outlives the engine (the webhooks module exits first); if it

@@ -47,9 +47,9 @@ void NotifyListener::connect() {
   }
   hosts_ = params->hosts;
   const auto keywords = params->keyword_ptrs(), values = params->value_ptrs();
-  pg_ = PQconnectStartParams(keywords.data(), values.data(), 0);
-  if (pg_ == nullptr || PQstatus(pg_) == CONNECTION_BAD || PQsetnonblocking(pg_, 1) != 0 || !wrap_socket()) {
-    lost(pg_ != nullptr ? PQerrorMessage(pg_) : "out of memory");
+  pg_.reset(PQconnectStartParams(keywords.data(), values.data(), 0));
+  if (!pg_ || PQstatus(pg_.get()) == CONNECTION_BAD || PQsetnonblocking(pg_.get(), 1) != 0 || !wrap_socket()) {
+    lost(pg_ ? PQerrorMessage(pg_.get()) : "out of memory");
     return;
   }
   state_ = State::connecting;
@@ -104,11 +104,11 @@ void NotifyListener::handle(bool writable) {
 }
 
 void NotifyListener::poll_connect() {
-  switch (PQconnectPoll(pg_)) {
+  switch (PQconnectPoll(pg_.get())) {
     case PGRES_POLLING_OK:
       if (connect_timer_.timer_set) ngx_del_timer(&connect_timer_);
       if (!wrap_socket()) return lost("socket lost");
-      if (PQsendQuery(pg_, kListen) == 0) return lost(PQerrorMessage(pg_));
+      if (PQsendQuery(pg_.get(), kListen) == 0) return lost(PQerrorMessage(pg_.get()));
       state_ = State::subscribing;
       flush();
       return;
@@ -123,23 +123,23 @@ void NotifyListener::poll_connect() {
       update_interest();
       return;
     default:
-      lost(PQerrorMessage(pg_));
+      lost(PQerrorMessage(pg_.get()));
       return;
   }
 }
 
 void NotifyListener::flush() {
-  const int rc = PQflush(pg_);
-  if (rc < 0) return lost(PQerrorMessage(pg_));
+  const int rc = PQflush(pg_.get());
+  if (rc < 0) return lost(PQerrorMessage(pg_.get()));
   wants_write_ = rc == 1;
   update_interest();
 }
 
 void NotifyListener::read_input() {
-  if (PQconsumeInput(pg_) == 0) return lost(PQerrorMessage(pg_));
+  if (PQconsumeInput(pg_.get()) == 0) return lost(PQerrorMessage(pg_.get()));
   bool wake = false;
-  while (PQisBusy(pg_) == 0) {
-    const mr::pg::Result res(PQgetResult(pg_));
+  while (PQisBusy(pg_.get()) == 0) {
+    const mr::pg::Result res(PQgetResult(pg_.get()));
     if (!res) break;
     if (state_ == State::subscribing) {
       if (PQresultStatus(res.get()) != PGRES_COMMAND_OK) return lost(PQresultErrorMessage(res.get()));
@@ -149,11 +149,11 @@ void NotifyListener::read_input() {
       ngx_log_error(NGX_LOG_INFO, log_, 0, "mr_webhook: listening for deliveries");
     }
   }
-  while (PGnotify* n = PQnotifies(pg_)) {
+  while (PGnotify* n = PQnotifies(pg_.get())) {
     PQfreemem(n);
     wake = true;
   }
-  if (PQstatus(pg_) == CONNECTION_BAD) return lost("connection closed");
+  if (PQstatus(pg_.get()) == CONNECTION_BAD) return lost("connection closed");
   if (wake && wake_) wake_();
 }
 
@@ -161,14 +161,14 @@ void NotifyListener::read_input() {
 // host of a multi-host DSN, an SSL retry): the inode tells.
 bool NotifyListener::socket_still_open() const {
   struct stat st {};
-  return c_ != nullptr && pg_ != nullptr && PQsocket(pg_) == c_->fd && fstat(c_->fd, &st) == 0 &&
+  return c_ != nullptr && pg_ && PQsocket(pg_.get()) == c_->fd && fstat(c_->fd, &st) == 0 &&
          static_cast<unsigned long>(st.st_ino) == socket_ino_;
 }
 
 bool NotifyListener::wrap_socket() {
   if (socket_still_open()) return true;
   mr::ngx::unwatch_socket(c_, true);  // the old socket is closed and out of epoll
-  const int fd = PQsocket(pg_);
+  const int fd = PQsocket(pg_.get());
   struct stat st {};
   if (fd < 0 || fstat(fd, &st) != 0) return false;
   c_ = mr::ngx::watch_socket(fd, log_, this, on_event);
@@ -186,10 +186,7 @@ void NotifyListener::update_interest() {
 void NotifyListener::close() {
   if (connect_timer_.timer_set) ngx_del_timer(&connect_timer_);
   mr::ngx::unwatch_socket(c_, !socket_still_open());  // libpq owns and closes the socket
-  if (pg_ != nullptr) {
-    PQfinish(pg_);
-    pg_ = nullptr;
-  }
+  pg_.reset();
   state_ = State::down;
   wants_write_ = false;
 }

@@ -48,7 +48,7 @@ class NotifyListener {
   ngx_msec_t connect_timeout_;
   ngx_log_t* log_;
   std::function<void()> wake_;
-  PGconn* pg_ = nullptr;
+  mr::pg::Conn pg_;  // PQfinish when it goes
   ngx_connection_t* c_ = nullptr;
   unsigned long socket_ino_ = 0;
   State state_ = State::down;
