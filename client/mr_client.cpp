@@ -133,6 +133,7 @@ HttpResponse MrClient::send(std::string_view method, std::string_view path_and_q
   curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, m.c_str());
   curl_easy_setopt(c, CURLOPT_TIMEOUT, 30L);
   curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+  if (!ca_file_.empty()) curl_easy_setopt(c, CURLOPT_CAINFO, ca_file_.c_str());
   // HEAD: no body follows the headers, curl must not wait for one.
   if (method == "HEAD") curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
   char error[CURL_ERROR_SIZE] = "";

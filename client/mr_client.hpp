@@ -38,6 +38,9 @@ class MrClient {
   // Any method with exactly these headers (for tests of missing or bad ones).
   HttpResponse send(std::string_view method, std::string_view path_and_query, std::string_view body,
                     const HeaderList& headers);
+  // HTTPS: trust this CA bundle (PEM) instead of the system's, e.g. a
+  // sandbox's own CA; the server's name or address is still checked.
+  void set_ca_file(std::string path) { ca_file_ = std::move(path); }
   // X-MR-Key-Id, X-MR-Timestamp and X-MR-Signature for this request.
   HeaderList signed_headers(std::string_view method, std::string_view path_no_query, std::string_view body,
                             std::optional<std::string> timestamp = std::nullopt) const;
@@ -46,7 +49,7 @@ class MrClient {
   struct CurlFree {
     void operator()(void* h) const;
   };
-  std::string base_url_, key_id_, secret_;
+  std::string base_url_, key_id_, secret_, ca_file_;
   std::unique_ptr<void, CurlFree> curl_;
 };
 
