@@ -2,9 +2,10 @@
 --
 -- An outbox: every committed change writes its event in its own
 -- transaction, through mr_emit() alone. The writers that emit:
---   mr_write        restated here: events after the operation, none on a
---                   replay; also the webhook endpoint ops and the sandbox
---                   test helper, with the same idempotency.
+--   mr_write        restated at the end (after what it calls): events after
+--                   the operation, none on a replay; also the webhook
+--                   endpoint ops and the sandbox test helper, with the same
+--                   idempotency.
 --   mr_write_batch  013's function renamed mr_write_batch_decide and
 --                   wrapped: one event per awarded settle, set-based.
 --   mr_payout_move  003's function renamed mr_payout_move_decide and
@@ -103,96 +104,6 @@ BEGIN
   SELECT w.endpoint_id, p_club_id, v_no, now() FROM webhook_endpoints w
   WHERE w.club_id = p_club_id AND w.status = 'enabled' AND (w.event_types = '{}' OR p_type = ANY (w.event_types));
   IF FOUND THEN PERFORM pg_notify('mr_webhooks', ''); END IF;
-END $$;
-
--- The event of a partner write that succeeded (not replayed): its type and
--- data from the operation's answer.
-CREATE FUNCTION mr_emit_write(p_op text, p_club_id bigint, p_cmd jsonb, p_result jsonb) RETURNS void
-LANGUAGE plpgsql AS $$
-DECLARE
-  v_member bigint;
-  v_data jsonb := p_result->'data';
-BEGIN
-  IF p_op NOT IN ('member', 'settle', 'reverse', 'redeem', 'close') THEN RETURN; END IF;
-  SELECT member_id INTO v_member FROM members
-  WHERE club_id = p_club_id AND external_id = p_cmd->>'externalMemberId';
-  IF p_op = 'member' THEN
-    PERFORM mr_emit(p_club_id, v_member, 'member.' || (p_result->>'outcome'), jsonb_build_object(
-      'status', (SELECT status FROM members WHERE member_id = v_member), 'payoutReady', v_data->'payoutReady'));
-  ELSIF p_op = 'settle' THEN
-    PERFORM mr_emit(p_club_id, v_member, 'transaction.settled', jsonb_build_object(
-      'eventId', v_data->'eventId', 'externalTransactionId', v_data->'externalTransactionId',
-      'pointsAwarded', v_data->'pointsAwarded', 'balances', v_data->'balances',
-      'ledgerGroupId', v_data->'ledgerGroupId'));
-  ELSIF p_op = 'reverse' THEN
-    PERFORM mr_emit(p_club_id, v_member, 'transaction.reversed', jsonb_build_object(
-      'eventId', v_data->'eventId', 'externalTransactionId', v_data->'externalTransactionId',
-      'pointsReversed', v_data->'pointsReversed', 'balances', v_data->'balances',
-      'ledgerGroupId', v_data->'ledgerGroupId'));
-  ELSIF p_op = 'redeem' THEN
-    PERFORM mr_emit(p_club_id, v_member, 'redemption.created',
-                    mr_redemption_json(v_data->>'redemptionId')
-                      || jsonb_build_object('balances', mr_balances(v_member)));
-  ELSE  -- close
-    PERFORM mr_emit(p_club_id, v_member, 'member.closed', jsonb_build_object(
-      'closedAt', v_data->'closedAt', 'pointsForfeited', v_data->'pointsForfeited',
-      'balances', mr_balances(v_member)));
-  END IF;
-END $$;
-
--- 004's mr_write with the webhook endpoint ops and the sandbox test
--- helper, and the event of every change it makes.
-CREATE OR REPLACE FUNCTION mr_write(p_op text, p_club_id bigint, p_partner_ref text, p_idem_key text,
-                                    p_fingerprint text, p_request_id text, p_cmd jsonb) RETURNS jsonb
-LANGUAGE plpgsql AS $$
-DECLARE
-  v_record idempotency_records%ROWTYPE;
-  v_result jsonb;
-BEGIN
-  PERFORM pg_advisory_xact_lock(hashtextextended(p_club_id::text || ':' || p_idem_key, 0));
-  SELECT * INTO v_record FROM idempotency_records WHERE club_id = p_club_id AND idem_key = p_idem_key;
-  IF FOUND THEN
-    IF v_record.fingerprint <> p_fingerprint THEN
-      RETURN mr_fail('duplicate_idempotency_conflict', p_request_id);
-    END IF;
-    RETURN v_record.result || '{"replayed": true}';
-  END IF;
-  IF p_cmd->>'partnerRef' IS DISTINCT FROM p_partner_ref THEN
-    v_result := mr_fail('partner_not_found', p_request_id);
-  ELSIF p_op = 'member' THEN
-    v_result := mr_do_member(p_club_id, p_request_id, p_cmd);
-  ELSIF p_op = 'settle' THEN
-    v_result := mr_do_settle(p_club_id, p_request_id, p_cmd);
-  ELSIF p_op = 'reverse' THEN
-    v_result := mr_do_reverse(p_club_id, p_request_id, p_cmd);
-  ELSIF p_op = 'redeem' THEN
-    v_result := mr_do_redeem(p_club_id, p_request_id, p_cmd);
-  ELSIF p_op = 'close' THEN
-    v_result := mr_do_close(p_club_id, p_request_id, p_cmd);
-  ELSIF p_op = 'webhook_create' THEN
-    v_result := mr_do_webhook_create(p_club_id, p_request_id, p_cmd);
-  ELSIF p_op = 'webhook_update' THEN
-    v_result := mr_do_webhook_update(p_club_id, p_request_id, p_cmd);
-  ELSIF p_op = 'webhook_rotate' THEN
-    v_result := mr_do_webhook_rotate(p_club_id, p_request_id, p_cmd);
-  ELSIF p_op = 'webhook_delete' THEN
-    v_result := mr_do_webhook_delete(p_club_id, p_request_id, p_cmd);
-  ELSIF p_op = 'webhook_replay' THEN
-    v_result := mr_do_webhook_replay(p_club_id, p_request_id, p_cmd);
-  ELSIF p_op = 'test_payout' THEN
-    v_result := mr_do_test_payout(p_club_id, p_request_id, p_cmd);
-  ELSE
-    RAISE EXCEPTION 'unknown operation %', p_op;
-  END IF;
-  IF v_result->>'outcome' IN ('ok', 'created', 'updated', 'accepted') THEN
-    PERFORM mr_emit_write(p_op, p_club_id, p_cmd, v_result);
-  END IF;
-  -- invalid_request is not kept: the client may fix the request and retry.
-  IF v_result->>'outcome' <> 'invalid_request' THEN
-    INSERT INTO idempotency_records (club_id, idem_key, fingerprint, result)
-    VALUES (p_club_id, p_idem_key, p_fingerprint, v_result);
-  END IF;
-  RETURN v_result;
 END $$;
 
 -- Settles sent together: 013's decisions, then the events of the awarded
@@ -586,9 +497,14 @@ DECLARE
   v_w webhook_endpoints%ROWTYPE;
   v_ms bigint;
 BEGIN
-  SELECT * INTO v_d FROM webhook_deliveries WHERE delivery_id = p_delivery_id FOR UPDATE;
+  -- The endpoint first, then the delivery: the order every writer of both
+  -- takes (an endpoint's delete, disable or replay locks it, then its
+  -- deliveries), so a report and a delete cannot deadlock.
+  SELECT * INTO v_w FROM webhook_endpoints
+  WHERE endpoint_id = (SELECT d.endpoint_id FROM webhook_deliveries d WHERE d.delivery_id = p_delivery_id)
+  FOR UPDATE;
   IF NOT FOUND THEN RETURN 'stale'; END IF;
-  SELECT * INTO v_w FROM webhook_endpoints WHERE endpoint_id = v_d.endpoint_id FOR UPDATE;
+  SELECT * INTO v_d FROM webhook_deliveries WHERE delivery_id = p_delivery_id FOR UPDATE;
   v_ms := greatest(mr_now_ms(), v_w.last_attempt_ms + 1);
   UPDATE webhook_endpoints SET last_attempt_ms = v_ms WHERE endpoint_id = v_w.endpoint_id;
   INSERT INTO webhook_attempts (endpoint_id, attempted_ms, event_no, attempt, status, error, duration_ms)
@@ -674,6 +590,96 @@ BEGIN
   PERFORM 1 FROM webhook_endpoints WHERE endpoint_id = p_endpoint_id AND status <> 'deleted' FOR UPDATE;
   IF NOT FOUND THEN RAISE EXCEPTION 'no webhook endpoint %', p_endpoint_id USING ERRCODE = 'P0002'; END IF;
   RETURN jsonb_build_object('endpointId', p_endpoint_id, 'replayed', mr_webhook_replay(p_endpoint_id, p_since));
+END $$;
+
+-- The event of a partner write that succeeded (not replayed): its type and
+-- data from the operation's answer.
+CREATE FUNCTION mr_emit_write(p_op text, p_club_id bigint, p_cmd jsonb, p_result jsonb) RETURNS void
+LANGUAGE plpgsql AS $$
+DECLARE
+  v_member bigint;
+  v_data jsonb := p_result->'data';
+BEGIN
+  IF p_op NOT IN ('member', 'settle', 'reverse', 'redeem', 'close') THEN RETURN; END IF;
+  SELECT member_id INTO v_member FROM members
+  WHERE club_id = p_club_id AND external_id = p_cmd->>'externalMemberId';
+  IF p_op = 'member' THEN
+    PERFORM mr_emit(p_club_id, v_member, 'member.' || (p_result->>'outcome'), jsonb_build_object(
+      'status', (SELECT status FROM members WHERE member_id = v_member), 'payoutReady', v_data->'payoutReady'));
+  ELSIF p_op = 'settle' THEN
+    PERFORM mr_emit(p_club_id, v_member, 'transaction.settled', jsonb_build_object(
+      'eventId', v_data->'eventId', 'externalTransactionId', v_data->'externalTransactionId',
+      'pointsAwarded', v_data->'pointsAwarded', 'balances', v_data->'balances',
+      'ledgerGroupId', v_data->'ledgerGroupId'));
+  ELSIF p_op = 'reverse' THEN
+    PERFORM mr_emit(p_club_id, v_member, 'transaction.reversed', jsonb_build_object(
+      'eventId', v_data->'eventId', 'externalTransactionId', v_data->'externalTransactionId',
+      'pointsReversed', v_data->'pointsReversed', 'balances', v_data->'balances',
+      'ledgerGroupId', v_data->'ledgerGroupId'));
+  ELSIF p_op = 'redeem' THEN
+    PERFORM mr_emit(p_club_id, v_member, 'redemption.created',
+                    mr_redemption_json(v_data->>'redemptionId')
+                      || jsonb_build_object('balances', mr_balances(v_member)));
+  ELSE  -- close
+    PERFORM mr_emit(p_club_id, v_member, 'member.closed', jsonb_build_object(
+      'closedAt', v_data->'closedAt', 'pointsForfeited', v_data->'pointsForfeited',
+      'balances', mr_balances(v_member)));
+  END IF;
+END $$;
+
+-- 004's mr_write with the webhook endpoint ops and the sandbox test
+-- helper, and the event of every change it makes.
+CREATE OR REPLACE FUNCTION mr_write(p_op text, p_club_id bigint, p_partner_ref text, p_idem_key text,
+                                    p_fingerprint text, p_request_id text, p_cmd jsonb) RETURNS jsonb
+LANGUAGE plpgsql AS $$
+DECLARE
+  v_record idempotency_records%ROWTYPE;
+  v_result jsonb;
+BEGIN
+  PERFORM pg_advisory_xact_lock(hashtextextended(p_club_id::text || ':' || p_idem_key, 0));
+  SELECT * INTO v_record FROM idempotency_records WHERE club_id = p_club_id AND idem_key = p_idem_key;
+  IF FOUND THEN
+    IF v_record.fingerprint <> p_fingerprint THEN
+      RETURN mr_fail('duplicate_idempotency_conflict', p_request_id);
+    END IF;
+    RETURN v_record.result || '{"replayed": true}';
+  END IF;
+  IF p_cmd->>'partnerRef' IS DISTINCT FROM p_partner_ref THEN
+    v_result := mr_fail('partner_not_found', p_request_id);
+  ELSIF p_op = 'member' THEN
+    v_result := mr_do_member(p_club_id, p_request_id, p_cmd);
+  ELSIF p_op = 'settle' THEN
+    v_result := mr_do_settle(p_club_id, p_request_id, p_cmd);
+  ELSIF p_op = 'reverse' THEN
+    v_result := mr_do_reverse(p_club_id, p_request_id, p_cmd);
+  ELSIF p_op = 'redeem' THEN
+    v_result := mr_do_redeem(p_club_id, p_request_id, p_cmd);
+  ELSIF p_op = 'close' THEN
+    v_result := mr_do_close(p_club_id, p_request_id, p_cmd);
+  ELSIF p_op = 'webhook_create' THEN
+    v_result := mr_do_webhook_create(p_club_id, p_request_id, p_cmd);
+  ELSIF p_op = 'webhook_update' THEN
+    v_result := mr_do_webhook_update(p_club_id, p_request_id, p_cmd);
+  ELSIF p_op = 'webhook_rotate' THEN
+    v_result := mr_do_webhook_rotate(p_club_id, p_request_id, p_cmd);
+  ELSIF p_op = 'webhook_delete' THEN
+    v_result := mr_do_webhook_delete(p_club_id, p_request_id, p_cmd);
+  ELSIF p_op = 'webhook_replay' THEN
+    v_result := mr_do_webhook_replay(p_club_id, p_request_id, p_cmd);
+  ELSIF p_op = 'test_payout' THEN
+    v_result := mr_do_test_payout(p_club_id, p_request_id, p_cmd);
+  ELSE
+    RAISE EXCEPTION 'unknown operation %', p_op;
+  END IF;
+  IF v_result->>'outcome' IN ('ok', 'created', 'updated', 'accepted') THEN
+    PERFORM mr_emit_write(p_op, p_club_id, p_cmd, v_result);
+  END IF;
+  -- invalid_request is not kept: the client may fix the request and retry.
+  IF v_result->>'outcome' <> 'invalid_request' THEN
+    INSERT INTO idempotency_records (club_id, idem_key, fingerprint, result)
+    VALUES (p_club_id, p_idem_key, p_fingerprint, v_result);
+  END IF;
+  RETURN v_result;
 END $$;
 
 -- Events are kept as long as idempotency records: mrctl events prune.
