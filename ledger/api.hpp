@@ -54,6 +54,11 @@ struct Response {
   std::string body;
   bool replayed = false;  // answered from a kept idempotency record
   std::string_view content_type = kJsonContentType;  // a static string
+  // Carries a secret (a webhook endpoint's): sent with Cache-Control:
+  // no-store, which the edge's idempotency module honours by keeping no
+  // copy; a retry is answered from the database's record, where the secret
+  // is sealed.
+  bool no_store = false;
 };
 
 struct Query {

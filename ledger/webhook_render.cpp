@@ -24,7 +24,7 @@ std::string_view view(const rapidjson::Value& v) { return {v.GetString(), v.GetS
 
 // data's members in their order, "secretSealed" opened into "secret" in its
 // place (or left out): the same result always renders to the same bytes.
-bool write_data(JsonWriter& w, const rapidjson::Value& data, const WebhookSecrets* reveal_with) {
+bool write_data(JsonWriter& w, const rapidjson::Value& data, const WebhookSecrets* reveal_with, bool& revealed) {
   w.StartObject();
   for (const auto& m : data.GetObject()) {
     if (view(m.name) != "secretSealed") {
@@ -38,6 +38,7 @@ bool write_data(JsonWriter& w, const rapidjson::Value& data, const WebhookSecret
     if (!secret.text) return false;
     w.Key("secret");
     w.String(secret.text->data(), static_cast<rapidjson::SizeType>(secret.text->size()));
+    revealed = true;
   }
   return w.EndObject();
 }
@@ -62,11 +63,14 @@ Response render_webhook_result(std::string_view result_json, std::string_view re
   if (!success) return render_result(result_json, request_id);
   const auto data = d.FindMember("data");
   if (data == d.MemberEnd() || !data->value.IsObject()) return internal();
-  auto body = ok_body([&](JsonWriter& w) { return write_data(w, data->value, reveal_with); });
+  bool revealed = false;
+  auto body = ok_body([&](JsonWriter& w) { return write_data(w, data->value, reveal_with, revealed); });
   if (!body) return internal();
   const auto replayed = d.FindMember("replayed");
   const int status = name == "created" ? 201 : name == "accepted" ? 202 : 200;
-  return Response{status, std::move(*body), replayed != d.MemberEnd() && replayed->value.IsTrue()};
+  Response out{status, std::move(*body), replayed != d.MemberEnd() && replayed->value.IsTrue()};
+  out.no_store = revealed;
+  return out;
 }
 
 }  // namespace mr::ledger

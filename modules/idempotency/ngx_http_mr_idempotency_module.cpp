@@ -345,9 +345,32 @@ ngx_int_t access_handler(ngx_http_request_t* r) {
   return NGX_HTTP_INTERNAL_SERVER_ERROR;
 }
 
+// An answer sent with Cache-Control: no-store (one that carries a secret)
+// is not kept at the edge, in Redis or the worker's cache, whoever sent it:
+// the key is released, and a retry goes to the backend, which keeps its own
+// record (the ledger's, with the secret sealed).
+bool says_no_store(ngx_http_request_t* r) {
+  constexpr std::string_view name = "cache-control", token = "no-store";
+  for (ngx_list_part_t* part = &r->headers_out.headers.part; part != nullptr; part = part->next) {
+    const auto* h = static_cast<const ngx_table_elt_t*>(part->elts);
+    for (ngx_uint_t i = 0; i < part->nelts; ++i) {
+      if (h[i].hash == 0 || h[i].key.len != name.size() ||
+          ngx_strncasecmp(h[i].key.data, reinterpret_cast<u_char*>(const_cast<char*>(name.data())), name.size()) != 0) {
+        continue;
+      }
+      if (ngx_strlcasestrn(h[i].value.data, h[i].value.data + h[i].value.len,
+                           reinterpret_cast<u_char*>(const_cast<char*>(token.data())), token.size() - 1) != nullptr) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
 ngx_int_t header_filter(ngx_http_request_t* r) {
   if (Ctx* ctx = get_ctx(r); ctx != nullptr && ctx->owner && r == r->main) {
     ctx->response_status = static_cast<int>(r->headers_out.status);
+    if (says_no_store(r)) ctx->capture_ok = false;
   }
   return next_header_filter(r);
 }

@@ -26,8 +26,17 @@ class Secrets final : public mr::ledger::WebhookSecrets {
     return sealed;
   }
 
+  // A secret that does not open (sealed under another master key, or its
+  // row altered) answers internal_error: the operator learns why here.
   std::optional<std::string> open(std::string_view endpoint_id, std::string_view sealed) const override {
-    return mr::open_webhook_secret(key(), endpoint_id, sealed);
+    auto secret = mr::open_webhook_secret(key(), endpoint_id, sealed);
+    if (!secret) {
+      ngx_log_error(NGX_LOG_ERR, ngx_cycle->log, 0,
+                    "mr_ledger: the secret of webhook endpoint \"%*s\" does not open under this master key "
+                    "(mr_master_key_file must be the key it was sealed with)",
+                    endpoint_id.size(), endpoint_id.data());
+    }
+    return secret;
   }
 
  private:
