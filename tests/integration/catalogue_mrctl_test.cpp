@@ -3,6 +3,8 @@
 // so its keys (and the broken rows it plants) never reach the shared stack.
 #include <criterion/criterion.h>
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
@@ -304,6 +306,9 @@ Test(mrctl, dsn_from_a_file_or_the_environment_and_the_key_file_mode) {
   cr_assert(mkdtemp(dir) != nullptr);
   const std::string dsn_file = std::string(dir) + "/dsn";
   std::ofstream(dsn_file) << db.dsn() << "\n";
+  // It holds a password: mrctl refuses it unless only its owner may read it
+  // (the master key's rule; tests/unit/tools/dsn_file_test.sh).
+  cr_assert_eq(::chmod(dsn_file.c_str(), 0600), 0);
   const std::string mrctl = shell_quote(env("MR_MRCTL"));
   const std::string show = " club show --ref club-f1";
   const auto run = [](const std::string& cmd) { return mr::test::run(cmd, Stderr::into_out); };
