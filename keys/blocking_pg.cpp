@@ -1,5 +1,7 @@
 #include "keys/blocking_pg.hpp"
 
+#include <arpa/inet.h>
+
 #include <algorithm>
 
 namespace mr::pg {
@@ -47,6 +49,40 @@ Result exec(PGconn* conn, std::string_view sql, const std::vector<std::optional<
     return nullptr;
   }
   return r;
+}
+
+std::optional<std::string> host_needing_resolution(std::string_view dsn) {
+  char* error = nullptr;
+  const std::string text(dsn);
+  PQconninfoOption* options = PQconninfoParse(text.c_str(), &error);
+  if (options == nullptr) {
+    std::string why = error != nullptr ? error : "out of memory";
+    PQfreemem(error);
+    while (!why.empty() && why.back() == '\n') why.pop_back();
+    return "it does not parse: " + why;
+  }
+  std::string host, hostaddr;
+  for (const PQconninfoOption* o = options; o->keyword != nullptr; ++o) {
+    if (o->val == nullptr) continue;
+    if (std::string_view(o->keyword) == "host") host = o->val;
+    if (std::string_view(o->keyword) == "hostaddr") hostaddr = o->val;
+  }
+  PQconninfoFree(options);
+  // libpq connects to hostaddr when it is given; host then only names the
+  // server for TLS and password files.
+  if (!hostaddr.empty()) return std::nullopt;
+  std::size_t start = 0;
+  while (start <= host.size()) {
+    const std::size_t comma = std::min(host.find(',', start), host.size());
+    const std::string one = host.substr(start, comma - start);
+    start = comma + 1;
+    if (one.empty() || one.front() == '/' || one.front() == '@') continue;  // default, or a unix socket
+    in6_addr v6{};
+    in_addr v4{};
+    if (inet_pton(AF_INET, one.c_str(), &v4) == 1 || inet_pton(AF_INET6, one.c_str(), &v6) == 1) continue;
+    return "host \"" + one + "\" is a name";
+  }
+  return std::nullopt;
 }
 
 std::string value(const PGresult* r, int row, int col) {

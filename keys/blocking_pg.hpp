@@ -23,6 +23,12 @@ Conn connect(std::string_view dsn, std::string& err, int connect_timeout_s = 0,
 Result exec(PGconn* conn, std::string_view sql, const std::vector<std::optional<std::string>>& params,
             std::string& err, const std::vector<int>& binary = {});
 
+// For a DSN used without blocking (the ledger's workers): nullopt when
+// every server it names is an IP address or a unix socket folder, or comes
+// with a hostaddr; else one line naming the first host that libpq would
+// have to resolve (blocking the event loop), or why the DSN does not parse.
+std::optional<std::string> host_needing_resolution(std::string_view dsn);
+
 std::string value(const PGresult* r, int row, int col);
 std::string unescape_bytea(const PGresult* r, int row, int col);
 

@@ -43,7 +43,7 @@ std::optional<KeyEntry> make_key_entry(std::string key_id, std::string secret, s
 namespace {
 
 std::optional<KeyCatalogue> load(std::string_view dsn, const MasterKey& master, std::string_view environment,
-                                 std::string& err) {
+                                 int required_schema, bool& schema_behind, std::string& err) {
   if (environment != "sandbox" && environment != "production") {
     err = "environment must be sandbox or production, not \"" + std::string(environment) + "\"";
     return std::nullopt;
@@ -52,6 +52,16 @@ std::optional<KeyCatalogue> load(std::string_view dsn, const MasterKey& master, 
   // hang a reload for long.
   auto conn = pg::connect(dsn, err, 5, "mr-key-catalogue");
   if (!conn) return std::nullopt;
+  if (required_schema > 0) {
+    const auto version = schema_version(conn.get(), err);
+    if (!version) return std::nullopt;
+    if (*version < required_schema) {
+      schema_behind = true;
+      err = "the database's schema is at migration " + std::to_string(*version) + ", these modules need " +
+            std::to_string(required_schema) + ": run `mrctl migrate` (the mrctl of this release) on it";
+      return std::nullopt;
+    }
+  }
   auto r = pg::exec(conn.get(),
                     "SELECT k.key_id, k.secret_sealed, k.club_id, c.partner_ref "
                     "FROM api_keys k JOIN clubs c USING (club_id) "
@@ -83,11 +93,34 @@ std::optional<KeyCatalogue> load(std::string_view dsn, const MasterKey& master, 
 
 }  // namespace
 
+std::optional<int> schema_version(PGconn* conn, std::string& err) {
+  auto exists = pg::exec(conn, "SELECT to_regclass('schema_migrations') IS NOT NULL", {}, err);
+  if (!exists) return std::nullopt;
+  if (pg::value(exists.get(), 0, 0) != "t") return 0;
+  auto r = pg::exec(conn, "SELECT coalesce(max(version), 0) FROM schema_migrations", {}, err);
+  if (!r) return std::nullopt;
+  const std::string v = pg::value(r.get(), 0, 0);
+  int version = 0;
+  if (std::from_chars(v.data(), v.data() + v.size(), version).ptr != v.data() + v.size()) {
+    err = "schema_migrations holds version \"" + v + "\"";
+    return std::nullopt;
+  }
+  return version;
+}
+
 std::optional<KeyCatalogue> load_key_catalogue(std::string_view dsn, const MasterKey& master,
                                                std::string_view environment, std::string& err) {
+  bool behind = false;
+  return load_key_catalogue(dsn, master, environment, 0, behind, err);
+}
+
+std::optional<KeyCatalogue> load_key_catalogue(std::string_view dsn, const MasterKey& master,
+                                               std::string_view environment, int required_schema,
+                                               bool& schema_behind, std::string& err) {
+  schema_behind = false;
   // Called from nginx's configuration code: nothing may escape.
   try {
-    return load(dsn, master, environment, err);
+    return load(dsn, master, environment, required_schema, schema_behind, err);
   } catch (const std::bad_alloc&) {
     err = "out of memory while loading the key catalogue";
     return std::nullopt;

@@ -11,6 +11,7 @@
 #include <unordered_map>
 
 #include "keys/hmac_key.hpp"
+#include "ledger/sql/pg_handles.hpp"
 #include "keys/secret_box.hpp"
 
 namespace mr {
@@ -57,5 +58,17 @@ std::optional<KeyEntry> make_key_entry(std::string key_id, std::string secret, s
 // open: nginx then refuses the new configuration and keeps the old one.
 std::optional<KeyCatalogue> load_key_catalogue(std::string_view dsn, const MasterKey& master,
                                                std::string_view environment, std::string& err);
+
+// The same, first checking that the database's schema has every migration
+// up to `required_schema` (schema_migrations): when it lacks some, nullopt
+// with `schema_behind` set and err saying "run `mrctl migrate`". A database
+// that could not be read leaves `schema_behind` false.
+std::optional<KeyCatalogue> load_key_catalogue(std::string_view dsn, const MasterKey& master,
+                                               std::string_view environment, int required_schema,
+                                               bool& schema_behind, std::string& err);
+
+// The newest migration recorded in schema_migrations, 0 when it has none or
+// there is no such table; nullopt + err when the query fails.
+std::optional<int> schema_version(PGconn* conn, std::string& err);
 
 }  // namespace mr

@@ -31,7 +31,9 @@ inline constexpr std::string_view webhook_endpoints = "SELECT mr_webhook_endpoin
 inline constexpr std::string_view webhook_endpoint = "SELECT mr_webhook_endpoint($1::bigint, $2, $3)";
 inline constexpr std::string_view webhook_deliveries =
     "SELECT mr_webhook_deliveries($1::bigint, $2, $3::int, $4::bigint, $5)";
-inline constexpr std::string_view ready = "SELECT 1";
+// /readyz: the newest migration the ledger's database has (ops_api.cpp
+// compares it with the modules' own newest).
+inline constexpr std::string_view ready = "SELECT coalesce(max(version), 0) FROM schema_migrations";
 // The books' gauges, and the webhook deliveries due (mr_webhook_backlog
 // aggregates: always one row), rendered after them (ops_api.cpp).
 inline constexpr std::string_view metrics =

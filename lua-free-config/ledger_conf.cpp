@@ -1,5 +1,7 @@
 #include "lua-free-config/ledger_conf.hpp"
 
+#include "keys/blocking_pg.hpp"
+#include "lua-free-config/conf_values.hpp"
 #include "lua-free-config/secret_file.hpp"
 
 namespace mr::conf {
@@ -10,6 +12,22 @@ char* set_role(ngx_conf_t*, ngx_command_t* cmd, void* conf) {
   auto* lcf = static_cast<mr_ledger_loc_conf_t*>(conf);
   if (lcf->role != mr_ledger_role::none) return const_cast<char*>("is duplicate");
   lcf->role = static_cast<mr_ledger_role>(cmd->offset);
+  return NGX_CONF_OK;
+}
+
+// The workers connect without blocking: a DSN that would make libpq
+// resolve a name (getaddrinfo blocks the event loop) is refused here.
+char* set_ledger_dsn(ngx_conf_t* cf, ngx_command_t* cmd, void* conf) {
+  char* rv = ngx_conf_set_str_slot(cf, cmd, conf);
+  if (rv != NGX_CONF_OK) return rv;
+  const auto* mcf = static_cast<const mr_ledger_main_conf_t*>(conf);
+  if (const auto problem = mr::pg::host_needing_resolution(view(mcf->dsn))) {
+    ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                       "mr_ledger_dsn: %s: the workers never resolve names (it would block them); give "
+                       "hostaddr=<its address> (host= may stay, for TLS) or a unix socket folder",
+                       problem->c_str());
+    return static_cast<char*>(NGX_CONF_ERROR);
+  }
   return NGX_CONF_OK;
 }
 
@@ -28,7 +46,7 @@ ngx_command_t ledger_commands[] = {
      NGX_HTTP_MAIN_CONF_OFFSET, offsetof(mr_ledger_main_conf_t, test_helpers), nullptr},
     {ngx_string("mr_ledger"), NGX_HTTP_LOC_CONF | NGX_CONF_NOARGS, set_role,
      NGX_HTTP_LOC_CONF_OFFSET, static_cast<ngx_uint_t>(mr_ledger_role::partner_api), nullptr},
-    {ngx_string("mr_ledger_dsn"), NGX_HTTP_MAIN_CONF | NGX_CONF_TAKE1, ngx_conf_set_str_slot,
+    {ngx_string("mr_ledger_dsn"), NGX_HTTP_MAIN_CONF | NGX_CONF_TAKE1, set_ledger_dsn,
      NGX_HTTP_MAIN_CONF_OFFSET, offsetof(mr_ledger_main_conf_t, dsn), nullptr},
     {ngx_string("mr_ledger_pool_size"), NGX_HTTP_MAIN_CONF | NGX_CONF_TAKE1,
      ngx_conf_set_num_slot, NGX_HTTP_MAIN_CONF_OFFSET, offsetof(mr_ledger_main_conf_t, pool_size),

@@ -1,5 +1,6 @@
 #include "modules/auth/catalogue_source.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <ctime>
 #include <new>
@@ -8,6 +9,7 @@
 
 #include "keys/catalogue_snapshot.hpp"
 #include "keys/key_catalogue.hpp"
+#include "ledger/sql/migrations.hpp"
 #include "modules/common/http_json.hpp"
 
 namespace mr::auth {
@@ -73,6 +75,22 @@ bool keep(ngx_conf_t* cf, mr_auth_main_conf_t* mcf, mr::KeyCatalogue&& catalogue
   return true;
 }
 
+// The newest migration these modules were built with: the catalogue's
+// database must have it (a newer one is fine).
+int newest_migration() {
+  int newest = 0;
+  for (const mr::Migration& m : mr::migrations()) newest = std::max(newest, m.version);
+  return newest;
+}
+
+// Loud, at every load: with no key every signed request is unauthorized.
+std::string no_keys(std::string_view env) {
+  const std::string e(env);
+  return "mr_auth: no active " + e + " key (of an active club) in the catalogue: every signed request will be "
+         "answered unauthorized; issue one (mrctl key issue --ref <club> --env " + e +
+         "), or check mr_environment and mr_catalogue_dsn";
+}
+
 ngx_int_t init_report_zone(ngx_shm_zone_t* zone, void*) {
   const auto* mcf = static_cast<const mr_auth_main_conf_t*>(zone->data);
   const auto* lines = static_cast<const Report*>(mcf->catalogue_report);
@@ -108,8 +126,15 @@ ngx_int_t load_keys(ngx_conf_t* cf, mr_auth_main_conf_t* mcf, const mr::MasterKe
   const std::string snapshot_path(snapshot);
   const bool snapshot_on = snapshot != "off";
   std::string db_err;
-  auto catalogue = mr::load_key_catalogue(view(mcf->catalogue_dsn), master, env, db_err);
+  bool schema_behind = false;
+  auto catalogue =
+      mr::load_key_catalogue(view(mcf->catalogue_dsn), master, env, newest_migration(), schema_behind, db_err);
   db_err = one_line(std::move(db_err));
+  if (schema_behind) {
+    // Not an outage: these modules would run statements the database does
+    // not have. The running configuration (a reload) keeps serving.
+    return report(cf, mcf, NGX_LOG_EMERG, "mr_catalogue_dsn: " + db_err) ? NGX_OK : NGX_ERROR;
+  }
   if (catalogue) {
     const std::int64_t read_ms = now_unix_ms();
     std::string err;
@@ -123,7 +148,11 @@ ngx_int_t load_keys(ngx_conf_t* cf, mr_auth_main_conf_t* mcf, const mr::MasterKe
     mcf->catalogue_read_unix_ms = static_cast<ngx_msec_t>(read_ms);
     const std::string loaded = "mr_auth: " + std::to_string(catalogue->size()) + " active " + std::string(env) +
                                " keys loaded from the database";
-    if (!keep(cf, mcf, std::move(*catalogue)) || !report(cf, mcf, NGX_LOG_NOTICE, loaded)) return NGX_ERROR;
+    const bool none = catalogue->size() == 0;
+    if (!keep(cf, mcf, std::move(*catalogue)) || !report(cf, mcf, NGX_LOG_NOTICE, loaded) ||
+        (none && !report(cf, mcf, NGX_LOG_WARN, no_keys(env)))) {
+      return NGX_ERROR;
+    }
     return NGX_OK;
   }
   if (!snapshot_on) {
@@ -150,7 +179,11 @@ ngx_int_t load_keys(ngx_conf_t* cf, mr_auth_main_conf_t* mcf, const mr::MasterKe
                            "reaches the database";
   mcf->catalogue_from_snapshot = 1;
   mcf->catalogue_read_unix_ms = static_cast<ngx_msec_t>(snap->read_unix_ms);
-  if (!keep(cf, mcf, std::move(snap->catalogue)) || !report(cf, mcf, NGX_LOG_WARN, line)) return NGX_ERROR;
+  const bool none = snap->catalogue.size() == 0;
+  if (!keep(cf, mcf, std::move(snap->catalogue)) || !report(cf, mcf, NGX_LOG_WARN, line) ||
+      (none && !report(cf, mcf, NGX_LOG_WARN, no_keys(env)))) {
+    return NGX_ERROR;
+  }
   return NGX_OK;
 }
 

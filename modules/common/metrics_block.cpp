@@ -17,7 +17,7 @@ constexpr std::array<std::string_view, kWebhookOutcomes> kWebhookOutcomeLabels =
 constexpr std::array<std::string_view, kWebhookBucketsMs.size()> kWebhookBucketLabels = {
     "0.05", "0.1", "0.25", "0.5", "1", "2.5", "5", "10", "15", "30"};
 constexpr std::array<std::string_view, kRedisErrorKinds> kRedisErrorLabels = {
-    "connect", "timeout", "no_reply", "error_reply"};
+    "connect", "timeout", "no_reply", "error_reply", "auth"};
 
 // Milliseconds as seconds with three decimals, exactly.
 std::string seconds(std::int64_t ms) {

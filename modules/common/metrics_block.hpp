@@ -31,8 +31,10 @@ inline constexpr std::array<std::uint64_t, 11> kBucketsMs = {5, 10, 25, 50, 100,
 enum class Idempotency { claimed, replayed, conflict, in_progress, bypassed };
 inline constexpr std::size_t kIdempotencyOutcomes = 5;
 
-enum class RedisError { connect, timeout, no_reply, error_reply };
-inline constexpr std::size_t kRedisErrorKinds = 4;
+// auth: Redis wants a password nginx does not send (NOAUTH), or refused
+// the one it sent (AUTH answered with an error).
+enum class RedisError { connect, timeout, no_reply, error_reply, auth };
+inline constexpr std::size_t kRedisErrorKinds = 5;
 
 // Webhook attempts by outcome (modules/webhooks/schedule.hpp's Outcome, in
 // its order) and their durations (upper bounds in milliseconds; +Inf beyond).
@@ -77,7 +79,7 @@ inline void store(T& cell, T value) {
 
 struct Block {
   // A block from another build (another layout) is never read as this one.
-  static constexpr std::uint64_t kLayout = 0x6d726d6574720006;  // "mrmetr" v6: webhook attempts
+  static constexpr std::uint64_t kLayout = 0x6d726d6574720007;  // "mrmetr" v7: Redis auth errors
   std::uint64_t layout;
   std::uint64_t requests[ledger::kRouteCount][kStatusSlots][kCodeSlots];
   std::uint64_t duration_buckets[ledger::kRouteCount][kBucketsMs.size() + 1];

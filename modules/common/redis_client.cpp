@@ -49,6 +49,12 @@ bool wrong_master(const redisReply* reply) {
   return error.starts_with("READONLY") || error.starts_with("MASTERDOWN");
 }
 
+// Redis wants AUTH first: nginx has no password for it, or its AUTH failed.
+bool noauth(const redisReply* reply) {
+  return reply != nullptr && reply->type == REDIS_REPLY_ERROR &&
+         std::string_view(reply->str, static_cast<std::size_t>(reply->len)).starts_with("NOAUTH");
+}
+
 // hiredis calls this exactly once per command: with the reply, or with
 // null when the context is freed. The call is owned here from then on.
 void reply_cb(redisAsyncContext* ac, void* r, void* privdata) {
@@ -56,8 +62,10 @@ void reply_cb(redisAsyncContext* ac, void* r, void* privdata) {
   const auto* reply = static_cast<const redisReply*>(r);
   if (!call->finished) {  // a call that timed out was counted then
     if (reply == nullptr) count(mr::metrics::RedisError::no_reply);
+    else if (noauth(reply)) count(mr::metrics::RedisError::auth);
     else if (reply->type == REDIS_REPLY_ERROR) count(mr::metrics::RedisError::error_reply);
   }
+  if (noauth(reply) && ac->data != nullptr) static_cast<Client*>(ac->data)->on_noauth(ac, reply);
   // Before the caller's callback, which may send the next command.
   if (wrong_master(reply) && ac->data != nullptr) static_cast<Client*>(ac->data)->on_wrong_master(ac, reply);
   finish(call.get(), reply);
@@ -147,6 +155,7 @@ bool Client::connect_to(const Address& at) {
   redisAsyncSetDisconnectCallback(ac, disconnect_cb);
   ac_ = ac;
   connected_ = false;
+  auth_logged_ = false;
   // The connect completes on writability; commands queue in hiredis, AUTH
   // first, so every command after it runs authenticated.
   if (!settings_.password.empty()) {
@@ -246,7 +255,24 @@ void Client::on_auth_reply(const redisReply* reply) {
   // A refused AUTH leaves the connection up; every command then fails
   // (NOAUTH) and requests go on to the database path.
   if (reply != nullptr && reply->type == REDIS_REPLY_ERROR) {
+    count(mr::metrics::RedisError::auth);
     ngx_log_error(NGX_LOG_ERR, log_, 0, "mr redis: AUTH refused: %s", reply->str);
+    auth_logged_ = true;
+  }
+}
+
+// Once per connection, at error (Debian's default error_log level): every
+// POST now goes to the database without Redis, until the configuration
+// gives the password (mr_redis_password_file) and nginx is reloaded.
+void Client::on_noauth(const redisAsyncContext* ac, const redisReply* reply) {
+  if (ac != ac_ || auth_logged_) return;
+  auth_logged_ = true;
+  if (settings_.password.empty()) {
+    ngx_log_error(NGX_LOG_ERR, log_, 0,
+                  "mr redis: %s:%d requires a password (%s) and none is configured: set "
+                  "mr_redis_password_file (and mr_redis_username for an ACL user); until then every POST "
+                  "goes to the database without Redis",
+                  master_.host.c_str(), master_.port, reply->str);
   }
 }
 

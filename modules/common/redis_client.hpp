@@ -74,6 +74,7 @@ class Client {
   // Internal, for the hiredis callbacks.
   void on_connected(const redisAsyncContext* ac, int status);
   void on_auth_reply(const redisReply* reply);
+  void on_noauth(const redisAsyncContext* ac, const redisReply* reply);
   void on_disconnected(const redisAsyncContext* ac);
   void on_wrong_master(redisAsyncContext* ac, const redisReply* reply);
   void on_timeout(Call* call);
@@ -111,6 +112,7 @@ class Client {
   ngx_event_t connect_timer_{};
   ngx_event_t flush_event_{};  // posted: writes hiredis's output buffer
   bool writing_ = false;       // inside redisAsyncHandleWrite
+  bool auth_logged_ = false;   // this connection's auth failure is in the error log
 };
 
 }  // namespace mr::redis

@@ -93,6 +93,7 @@ Test(metrics_block, edges_pool_and_catalogue) {
   count(*b, Idempotency::bypassed);
   count(*b, Idempotency::bypassed);
   count(*b, RedisError::timeout);
+  count(*b, RedisError::auth);
   // Two workers' pools; the second is gone (crashed): its gauges leave the
   // sums, its counters stay, and the worker taking its slot counts on.
   PoolFigures base1, base2, base3;
@@ -109,6 +110,8 @@ Test(metrics_block, edges_pool_and_catalogue) {
   cr_expect(has_line(text, R"(mr_idempotency_requests_total{outcome="bypassed"} 2)"));
   cr_expect(has_line(text, R"(mr_idempotency_requests_total{outcome="claimed"} 0)"));
   cr_expect(has_line(text, R"(mr_redis_errors_total{kind="timeout"} 1)"));
+  cr_expect(has_line(text, R"(mr_redis_errors_total{kind="auth"} 1)"));
+  cr_expect(has_line(text, R"(mr_redis_errors_total{kind="error_reply"} 0)"));
   cr_expect(has_line(text, "mr_ledger_pool_connections_in_use 4"), "%s", text.c_str());
   cr_expect(has_line(text, "mr_ledger_pool_queued 5"));
   cr_expect(has_line(text, "mr_ledger_pool_timeouts_total 3"));
