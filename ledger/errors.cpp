@@ -68,6 +68,13 @@ static_assert(std::all_of(kCodes.begin(), kCodes.end(), [](const CodeInfo& c) {
   return std::all_of(c.name.begin(), c.name.end(), [](char ch) { return (ch >= 'a' && ch <= 'z') || ch == '_'; });
 }));
 
+constexpr auto kAllCodes = [] {
+  std::array<ErrorCode, kCodes.size()> out{};
+  for (std::size_t i = 0; i < kCodes.size(); ++i) out[i] = kCodes[i].code;
+  return out;
+}();
+
+std::span<const ErrorCode> all_codes() { return kAllCodes; }
 std::string_view code_name(ErrorCode code) { return info(code).name; }
 int http_status(ErrorCode code) { return info(code).status; }
 std::string_view default_message(ErrorCode code) { return info(code).message; }

@@ -49,6 +49,9 @@ enum class ErrorCode {
   service_unavailable,
 };
 
+// Every code, in the order of the table in errors.cpp (for tools and
+// tests that list them, e.g. against docs/openapi.yaml).
+std::span<const ErrorCode> all_codes();
 std::string_view code_name(ErrorCode code);
 std::optional<ErrorCode> code_from_name(std::string_view name);
 int http_status(ErrorCode code);

@@ -1,5 +1,6 @@
 #include "ledger/routes.hpp"
 
+#include <algorithm>
 #include <array>
 
 namespace mr::ledger {
@@ -13,16 +14,60 @@ constexpr std::array<std::string_view, kRouteCount> kLabels = {
     "webhook_endpoint_update", "webhook_endpoint_rotate_secret", "webhook_endpoint_delete",
     "webhook_endpoint_deliveries", "webhook_endpoint_replay",
     "ops_healthz",        "ops_readyz",           "ops_metrics",            "ops_payouts",
-    "ops_payout_result",  "other"};
+    "ops_payout_result",  "ops_webhooks",         "other"};
 
-// The next segment of `path` after a '/', advancing past it.
-std::optional<std::string_view> next_segment(std::string_view& path) {
-  if (path.empty() || path.front() != '/') return std::nullopt;
-  path.remove_prefix(1);
-  const auto slash = path.find('/');
-  const std::string_view segment = path.substr(0, slash);
-  path = slash == std::string_view::npos ? std::string_view{} : path.substr(slash);
+// The partner API, one operation a line. Where a path serves two methods
+// the POST comes first: a method the path does not serve is counted under
+// it (metrics, access log) and answered method_not_allowed.
+constexpr std::string_view kPrefix = "/api/v1/";
+constexpr std::array kPartnerRoutes = {
+    PartnerRoute{Route::members_create, "POST", "/api/v1/members"},
+    PartnerRoute{Route::member_balance, "GET", "/api/v1/members/{externalMemberId}/balance"},
+    PartnerRoute{Route::member_points, "GET", "/api/v1/members/{externalMemberId}/points"},
+    PartnerRoute{Route::member_transactions, "GET", "/api/v1/members/{externalMemberId}/transactions"},
+    PartnerRoute{Route::member_close, "POST", "/api/v1/members/{externalMemberId}/close"},
+    PartnerRoute{Route::transactions_settled, "POST", "/api/v1/transactions/settled"},
+    PartnerRoute{Route::transactions_reversed, "POST", "/api/v1/transactions/reversed"},
+    PartnerRoute{Route::redemptions_create, "POST", "/api/v1/redemptions"},
+    PartnerRoute{Route::redemptions_list, "GET", "/api/v1/redemptions"},
+    PartnerRoute{Route::redemption_get, "GET", "/api/v1/redemptions/{redemptionId}"},
+    PartnerRoute{Route::club_get, "GET", "/api/v1/club"},
+    PartnerRoute{Route::test_payout, "POST", "/api/v1/test-helpers/redemptions/{redemptionId}/payout"},
+    PartnerRoute{Route::events_list, "GET", "/api/v1/events"},
+    PartnerRoute{Route::webhook_endpoints_create, "POST", "/api/v1/webhook-endpoints"},
+    PartnerRoute{Route::webhook_endpoints_list, "GET", "/api/v1/webhook-endpoints"},
+    PartnerRoute{Route::webhook_endpoint_update, "POST", "/api/v1/webhook-endpoints/{endpointId}"},
+    PartnerRoute{Route::webhook_endpoint_get, "GET", "/api/v1/webhook-endpoints/{endpointId}"},
+    PartnerRoute{Route::webhook_endpoint_rotate_secret, "POST", "/api/v1/webhook-endpoints/{endpointId}/rotate-secret"},
+    PartnerRoute{Route::webhook_endpoint_delete, "POST", "/api/v1/webhook-endpoints/{endpointId}/delete"},
+    PartnerRoute{Route::webhook_endpoint_deliveries, "GET", "/api/v1/webhook-endpoints/{endpointId}/deliveries"},
+    PartnerRoute{Route::webhook_endpoint_replay, "POST", "/api/v1/webhook-endpoints/{endpointId}/replay"},
+};
+static_assert(std::all_of(kPartnerRoutes.begin(), kPartnerRoutes.end(),
+                          [](const PartnerRoute& r) { return r.path.starts_with(kPrefix); }));
+
+// The segment before the next '/' (or the end), advancing past that '/'.
+constexpr std::string_view take_segment(std::string_view& rest, bool& more) {
+  const auto slash = rest.find('/');
+  const std::string_view segment = rest.substr(0, slash);
+  more = slash != std::string_view::npos;
+  rest = more ? rest.substr(slash + 1) : std::string_view{};
   return segment;
+}
+
+// `path` after kPrefix against a template after kPrefix: literal segments
+// equal, a "{name}" segment any one but an empty last one. A trailing
+// slash names another, unknown, path ("/api/v1/redemptions/"); an empty
+// id inside a path ("/api/v1/members//balance") is the route's, whose
+// router refuses it as a malformed id.
+constexpr bool matches(std::string_view tmpl, std::string_view path) {
+  bool tmpl_more = true, path_more = true;
+  while (tmpl_more && path_more) {
+    const std::string_view want = take_segment(tmpl, tmpl_more);
+    const std::string_view got = take_segment(path, path_more);
+    if (want.starts_with('{') ? got.empty() && !path_more : want != got) return false;
+  }
+  return !tmpl_more && !path_more;
 }
 
 }  // namespace
@@ -36,54 +81,28 @@ std::optional<Route> route_from_label(std::string_view label) {
   return std::nullopt;
 }
 
-Route route_of(std::string_view path) {
-  constexpr std::string_view prefix = "/api/v1";
-  if (!path.starts_with(prefix)) return Route::other;
-  path.remove_prefix(prefix.size());
-  std::array<std::string_view, 4> parts{};
-  std::size_t n = 0;
-  while (!path.empty()) {
-    auto segment = next_segment(path);
-    if (!segment || n == parts.size()) return Route::other;
-    parts[n++] = *segment;
+std::span<const PartnerRoute> partner_routes() { return kPartnerRoutes; }
+
+bool route_serves(Route route, std::string_view method) {
+  for (const auto& r : kPartnerRoutes) {
+    if (r.route == route) return r.method == method;
   }
-  if (n == 1 && parts[0] == "club") return Route::club_get;
-  if (n == 4 && parts[0] == "test-helpers" && parts[1] == "redemptions" && parts[3] == "payout") {
-    return Route::test_payout;
-  }
-  if (n == 1 && parts[0] == "events") return Route::events_list;
-  if (parts[0] == "webhook-endpoints") {
-    if (n == 1) return Route::webhook_endpoints_create;
-    if (parts[1].empty()) return Route::other;  // a trailing slash is another, unknown, path
-    if (n == 2) return Route::webhook_endpoint_update;
-    if (n == 3 && parts[2] == "rotate-secret") return Route::webhook_endpoint_rotate_secret;
-    if (n == 3 && parts[2] == "delete") return Route::webhook_endpoint_delete;
-    if (n == 3 && parts[2] == "deliveries") return Route::webhook_endpoint_deliveries;
-    if (n == 3 && parts[2] == "replay") return Route::webhook_endpoint_replay;
-    return Route::other;
-  }
-  if (n == 1 && parts[0] == "members") return Route::members_create;
-  if (n == 1 && parts[0] == "redemptions") return Route::redemptions_create;
-  if (n == 2 && parts[0] == "redemptions") return Route::redemption_get;
-  if (n == 2 && parts[0] == "transactions" && parts[1] == "settled") return Route::transactions_settled;
-  if (n == 2 && parts[0] == "transactions" && parts[1] == "reversed") return Route::transactions_reversed;
-  if (n == 3 && parts[0] == "members") {
-    if (parts[2] == "balance") return Route::member_balance;
-    if (parts[2] == "points") return Route::member_points;
-    if (parts[2] == "transactions") return Route::member_transactions;
-    if (parts[2] == "close") return Route::member_close;
-  }
-  return Route::other;
+  return false;
 }
 
 Route route_of(std::string_view method, std::string_view path) {
-  const Route route = route_of(path);
-  if (method != "GET") return route;
-  if (route == Route::redemptions_create) return Route::redemptions_list;
-  if (route == Route::webhook_endpoints_create) return Route::webhook_endpoints_list;
-  if (route == Route::webhook_endpoint_update) return Route::webhook_endpoint_get;
-  return route;
+  if (!path.starts_with(kPrefix)) return Route::other;
+  path.remove_prefix(kPrefix.size());
+  std::optional<Route> first;
+  for (const auto& r : kPartnerRoutes) {
+    if (!matches(r.path.substr(kPrefix.size()), path)) continue;
+    if (r.method == method) return r.route;
+    if (!first) first = r.route;
+  }
+  return first.value_or(Route::other);
 }
+
+Route route_of(std::string_view path) { return route_of({}, path); }
 
 Route ops_route_of(std::string_view path) {
   if (path == "/healthz") return Route::ops_healthz;
@@ -91,6 +110,7 @@ Route ops_route_of(std::string_view path) {
   if (path == "/metrics") return Route::ops_metrics;
   if (path == "/payouts") return Route::ops_payouts;
   if (path.starts_with("/payouts/")) return Route::ops_payout_result;
+  if (path == "/webhooks" || path.starts_with("/webhooks/")) return Route::ops_webhooks;
   return Route::other;
 }
 

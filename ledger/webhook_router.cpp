@@ -97,36 +97,27 @@ Prepared write(const Request& r, WebhookOp op, std::optional<std::string> endpoi
 
 }  // namespace
 
-Prepared prepare_events_and_webhooks(const Request& r, const std::vector<std::string_view>& parts) {
-  const bool get = r.method == "GET", post = r.method == "POST";
+Prepared prepare_events_and_webhooks(const Request& r, Route route, const std::vector<std::string_view>& parts) {
   const std::string club = std::to_string(r.club_id), rid(r.request_id);
-  // parts: "", "api", "v1", then "events" or "webhook-endpoints"[, id[, action]].
-  if (parts[3] == "events") {
-    if (!get) return fail(r, ErrorCode::method_not_allowed);
-    return events(r);
-  }
-  if (parts.size() == 4) {
-    if (get) return pending(sql::webhook_endpoints, {club, rid}, Secret::conceal);
-    if (post) return write(r, WebhookOp::create, std::nullopt);
-    return fail(r, ErrorCode::method_not_allowed);
-  }
-  const std::string_view action = parts.size() == 6 ? parts[5] : "";
-  // The method first: a wrong method is method_not_allowed whatever the id.
-  const bool allowed = action.empty() ? get || post : action == "deliveries" ? get : post;
-  if (!allowed) return fail(r, ErrorCode::method_not_allowed);
+  // The router has matched the path and its method (routes.cpp); parts:
+  // "", "api", "v1", then "events" or "webhook-endpoints"[, id[, action]].
+  if (route == Route::events_list) return events(r);
+  if (route == Route::webhook_endpoints_list) return pending(sql::webhook_endpoints, {club, rid}, Secret::conceal);
+  if (route == Route::webhook_endpoints_create) return write(r, WebhookOp::create, std::nullopt);
   const auto id = path_identifier(parts[4]);
   if (!id) {
     return fail(r, Error{ErrorCode::invalid_request, "Invalid webhook endpoint id in the path.",
                          {{"endpointId", "must be 1 to 128 printable ASCII characters"}}});
   }
-  if (action.empty()) {
-    if (get) return pending(sql::webhook_endpoint, {club, *id, rid}, Secret::conceal);
-    return write(r, WebhookOp::update, *id);
+  switch (route) {
+    case Route::webhook_endpoint_get: return pending(sql::webhook_endpoint, {club, *id, rid}, Secret::conceal);
+    case Route::webhook_endpoint_update: return write(r, WebhookOp::update, *id);
+    case Route::webhook_endpoint_deliveries: return deliveries(r, *id);
+    case Route::webhook_endpoint_rotate_secret: return write(r, WebhookOp::rotate, *id);
+    case Route::webhook_endpoint_delete: return write(r, WebhookOp::remove, *id);
+    case Route::webhook_endpoint_replay: return write(r, WebhookOp::replay, *id);
+    default: return fail(r, ErrorCode::not_found);  // not one of this file's routes
   }
-  if (action == "deliveries") return deliveries(r, *id);
-  if (action == "rotate-secret") return write(r, WebhookOp::rotate, *id);
-  if (action == "delete") return write(r, WebhookOp::remove, *id);
-  return write(r, WebhookOp::replay, *id);  // "replay": route_of knows no other action
 }
 
 }  // namespace mr::ledger

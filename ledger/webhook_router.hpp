@@ -7,11 +7,12 @@
 #include <vector>
 
 #include "ledger/api.hpp"
+#include "ledger/routes.hpp"
 
 namespace mr::ledger {
 
-// `parts`: the path's segments ("", "api", "v1", ...), already known to be
-// one of route_of's events or webhook endpoint routes.
-Prepared prepare_events_and_webhooks(const Request& r, const std::vector<std::string_view>& parts);
+// `route`: the events or webhook endpoint route route_of found, its method
+// already checked; `parts`: the path's segments ("", "api", "v1", ...).
+Prepared prepare_events_and_webhooks(const Request& r, Route route, const std::vector<std::string_view>& parts);
 
 }  // namespace mr::ledger
