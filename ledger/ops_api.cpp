@@ -1,6 +1,9 @@
-// The ops listener's routes (contract section 8): readiness, Prometheus
-// metrics, payout listing and payout results. Payout states move only
-// through mr_payout_move, the one place that rule lives.
+// The ops listener's routes (contract sections 8 and 10): readiness,
+// Prometheus metrics, payout listing and payout results, and the webhook
+// endpoints' operator view (list, failed deliveries, enable, disable,
+// replay). Payout states move only through mr_payout_move, the one place
+// that rule lives; the webhook calls are migration 014's mr_ops_webhook_*,
+// which mrctl calls too.
 #include <algorithm>
 #include <charconv>
 #include <string>
@@ -77,7 +80,8 @@ Response ready(std::string_view version_text, std::string_view request_id) {
 
 class OpsPending final : public Pending {
  public:
-  OpsPending(Query q, Shape shape) : query_(std::move(q)), shape_(shape) {}
+  OpsPending(Query q, Shape shape, std::string_view not_found = "No such payout.")
+      : query_(std::move(q)), shape_(shape), not_found_(not_found) {}
   const Query& query() const override { return query_; }
 
   Response render(const ResultView& result, std::string_view request_id) const override {
@@ -99,7 +103,7 @@ class OpsPending final : public Pending {
   std::optional<Response> on_sql_error(std::string_view sqlstate, std::string_view request_id) const override {
     // undefined_table: a database no migration ever ran on.
     if (shape_ == Shape::ready && sqlstate == "42P01") return behind(0, request_id);
-    if (sqlstate == "P0002") return Response{404, render_error(ErrorCode::not_found, "No such payout.", request_id)};
+    if (sqlstate == "P0002") return Response{404, render_error(ErrorCode::not_found, not_found_, request_id)};
     if (sqlstate == "P0409") {
       return Response{409, render_error(ErrorCode::payout_state_conflict, "", request_id)};
     }
@@ -109,14 +113,70 @@ class OpsPending final : public Pending {
  private:
   Query query_;
   Shape shape_;
+  std::string_view not_found_;  // a static string
 };
 
-Prepared ops_statement(std::string_view sql, std::vector<std::optional<std::string>> params, Shape shape) {
-  return std::make_unique<OpsPending>(Query{std::string(sql), std::move(params)}, shape);
+Prepared ops_statement(std::string_view sql, std::vector<std::optional<std::string>> params, Shape shape,
+                       std::string_view not_found = "No such payout.") {
+  return std::make_unique<OpsPending>(Query{std::string(sql), std::move(params)}, shape, not_found);
 }
 
 Response ops_fail(const Request& r, ErrorCode code, std::string_view message = {}) {
   return Response{http_status(code), render_error(code, message, r.request_id), false};
+}
+
+// GET /webhooks[?partnerRef=]: the endpoints, with their queued deliveries.
+// GET /webhooks/failures[?partnerRef=&limit=]: failed attempts, newest first.
+// POST /webhooks/{endpointId}/enable|disable, and /replay {"since": RFC 3339}.
+Prepared route_webhooks(const Request& r) {
+  constexpr std::string_view kNoEndpoint = "No such webhook endpoint.";
+  const bool get = r.method == "GET", post = r.method == "POST";
+  if (r.path == "/webhooks" || r.path == "/webhooks/failures") {
+    if (!get) return ops_fail(r, ErrorCode::method_not_allowed);
+    std::optional<std::string> ref;
+    bool bad_ref = false;
+    for_each_query_param(r.query, [&](std::string_view name, std::string_view raw_value) {
+      if (name != "partnerRef") return true;
+      ref = percent_decode(raw_value, true);
+      bad_ref = !ref || ref->empty() || ref->size() > 128 ||
+                !std::all_of(ref->begin(), ref->end(), [](char c) { return c > 0x20 && c < 0x7f; });
+      return !bad_ref;
+    });
+    if (bad_ref) {
+      return Response{400,
+                      render_error(Error{ErrorCode::invalid_request, "Invalid partnerRef in the query.",
+                                         {{"partnerRef", "must be 1 to 128 printable ASCII characters"}}},
+                                   r.request_id),
+                      false};
+    }
+    if (r.path == "/webhooks") return ops_statement(sql::ops_webhooks, {ref}, Shape::json_data);
+    auto limit = parse_history_query(r.query, false);
+    if (auto* e = std::get_if<Error>(&limit)) return Response{400, render_error(*e, r.request_id), false};
+    return ops_statement(sql::ops_webhook_failures, {ref, std::to_string(std::get<HistoryQuery>(limit).limit)},
+                         Shape::json_data);
+  }
+  constexpr std::string_view prefix = "/webhooks/";
+  const std::string_view rest = r.path.substr(prefix.size());
+  const auto slash = rest.find('/');
+  const std::string_view verb = slash == std::string_view::npos ? std::string_view{} : rest.substr(slash + 1);
+  if (verb != "enable" && verb != "disable" && verb != "replay") return ops_fail(r, ErrorCode::not_found);
+  if (!post) return ops_fail(r, ErrorCode::method_not_allowed);
+  auto id = path_identifier(rest.substr(0, slash));
+  if (!id) return ops_fail(r, ErrorCode::not_found, kNoEndpoint);
+  if (verb != "replay") {
+    return ops_statement(sql::ops_webhook_status, {*id, verb == "enable" ? "enabled" : "disabled"}, Shape::json_data,
+                         kNoEndpoint);
+  }
+  std::string why;
+  JsonDocument doc;
+  if (!parse_object(r.body, doc, why)) return ops_fail(r, ErrorCode::invalid_request, why);
+  std::vector<FieldProblem> problems;
+  Fields f(problems);
+  auto since = f.timestamp(doc, "", "since");
+  if (!problems.empty()) {
+    return Response{400, render_error(ErrorCode::invalid_request, "", r.request_id, problems), false};
+  }
+  return ops_statement(sql::ops_webhook_replay, {*id, *since}, Shape::json_data, kNoEndpoint);
 }
 
 Prepared route_ops(const Request& r) {
@@ -174,6 +234,7 @@ Prepared route_ops(const Request& r) {
       }
     }
   }
+  if (route == Route::ops_webhooks) return route_webhooks(r);
   return ops_fail(r, ErrorCode::not_found);
 }
 

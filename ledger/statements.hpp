@@ -51,16 +51,25 @@ inline constexpr std::string_view webhook_claim =
 inline constexpr std::string_view webhook_report =
     "SELECT mr_webhook_report($1::bigint, $2::int, $3::int, $4, $5::int, $6::int, $7::int[])";
 
-inline constexpr std::array<std::string_view, 19> prepared = {
+// The ops listener's webhook calls (ops_api.cpp; mrctl runs the same
+// functions): partner ref or NULL; and limit; endpoint and status; endpoint
+// and since.
+inline constexpr std::string_view ops_webhooks = "SELECT mr_ops_webhook_endpoints($1)";
+inline constexpr std::string_view ops_webhook_failures = "SELECT mr_ops_webhook_failures($1, $2::int)";
+inline constexpr std::string_view ops_webhook_status = "SELECT mr_ops_webhook_status($1, $2)";
+inline constexpr std::string_view ops_webhook_replay = "SELECT mr_ops_webhook_replay($1, $2::timestamptz)";
+
+inline constexpr std::array<std::string_view, 23> prepared = {
     write, write_batch, balance, points, transactions, redemption, ready, metrics, payouts, payout_move,
     payout_simulate, club, redemptions, events, webhook_endpoints, webhook_endpoint, webhook_deliveries,
-    webhook_claim, webhook_report};
+    webhook_claim, webhook_report, ops_webhooks, ops_webhook_failures, ops_webhook_status, ops_webhook_replay};
 
 // Statements that change nothing: the pool may queue them on a connection
 // still busy with other reads (a write there could wait on a lock and hold
 // them up).
-inline constexpr std::array<std::string_view, 13> reads = {
-    balance, points, transactions, redemption, ready, metrics, payouts, club, redemptions,
-    events,  webhook_endpoints, webhook_endpoint, webhook_deliveries};
+inline constexpr std::array<std::string_view, 15> reads = {
+    balance, points,           transactions,       redemption,          ready,       metrics,
+    payouts, club,             redemptions,        events,              webhook_endpoints,
+    webhook_endpoint,          webhook_deliveries, ops_webhooks,        ops_webhook_failures};
 
 }  // namespace mr::ledger::sql

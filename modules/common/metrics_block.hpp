@@ -79,7 +79,7 @@ inline void store(T& cell, T value) {
 
 struct Block {
   // A block from another build (another layout) is never read as this one.
-  static constexpr std::uint64_t kLayout = 0x6d726d6574720007;  // "mrmetr" v7: Redis auth errors
+  static constexpr std::uint64_t kLayout = 0x6d726d6574720008;  // "mrmetr" v8: the ops_webhooks route
   std::uint64_t layout;
   std::uint64_t requests[ledger::kRouteCount][kStatusSlots][kCodeSlots];
   std::uint64_t duration_buckets[ledger::kRouteCount][kBucketsMs.size() + 1];

@@ -96,3 +96,58 @@ Test(ops, racing_results_move_once) {
   cr_expect_eq(conflict.load(), 2, "the losing result is refused both times");
   cr_expect_eq(sh(mrctl_cmd() + " audit >/dev/null"), 0);
 }
+
+// The webhook endpoints' operator view (contract section 10): list, failed
+// attempts, disable (the queue pauses), enable (it resumes), replay.
+Test(ops, webhook_endpoints_list_failures_disable_enable_replay) {
+  auto o = ops();
+  auto c = client("A");
+  // An endpoint nobody listens on: every attempt fails, so it has failures.
+  auto created = post(c, "/api/v1/webhook-endpoints",
+                      R"({"partnerRef":"club-a","url":"http://127.0.0.1:9/ops-test","eventTypes":["member.created"]})");
+  cr_assert_eq(created.status, 201, "%s", created.body.c_str());
+  const std::string id = s(data_of(created), "endpointId");
+  onboard_member(c, "club-a");  // one member.created for it
+
+  auto list = o.send("GET", "/webhooks?partnerRef=club-a", "", auth());
+  cr_assert_eq(list.status, 200, "%s", list.body.c_str());
+  cr_expect(list.body.find("\"" + id + "\"") != std::string::npos, "%s", list.body.c_str());
+  cr_expect(o.send("GET", "/webhooks?partnerRef=club-b", "", auth()).body.find(id) == std::string::npos,
+            "club-b's list shows club-a's endpoint");
+  EXPECT_ERROR(o.send("GET", "/webhooks?partnerRef=%01", "", auth()), 400, "invalid_request");
+  EXPECT_ERROR(o.send("GET", "/webhooks", "", {}), 401, "unauthorized");
+  EXPECT_ERROR(o.send("POST", "/webhooks", "", auth()), 405, "method_not_allowed");
+
+  // The refused attempt shows among the failures (delivery is at once).
+  bool failed = false;
+  for (int i = 0; i < 100 && !failed; ++i) {
+    auto f = o.send("GET", "/webhooks/failures?partnerRef=club-a&limit=100", "", auth());
+    cr_assert_eq(f.status, 200, "%s", f.body.c_str());
+    failed = f.body.find("\"" + id + "\"") != std::string::npos;
+    if (!failed) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  cr_expect(failed, "no failed attempt listed for %s", id.c_str());
+
+  auto disabled = o.send("POST", "/webhooks/" + id + "/disable", "", auth());
+  cr_assert_eq(disabled.status, 200, "%s", disabled.body.c_str());
+  cr_expect_eq(s(data_of(disabled), "status"), "disabled");
+  cr_expect_eq(s(data_of(disabled), "disabledReason"), "manual");
+  auto partner_view = c.get("/api/v1/webhook-endpoints/" + id);
+  cr_expect_eq(s(data_of(partner_view), "status"), "disabled", "%s", partner_view.body.c_str());
+  auto enabled = o.send("POST", "/webhooks/" + id + "/enable", "", auth());
+  cr_assert_eq(enabled.status, 200, "%s", enabled.body.c_str());
+  cr_expect_eq(s(data_of(enabled), "status"), "enabled");
+  cr_expect(data_of(enabled)["disabledReason"].IsNull(), "%s", enabled.body.c_str());
+
+  auto replay = o.send("POST", "/webhooks/" + id + "/replay", R"({"since":"2026-01-01T00:00:00Z"})", auth());
+  cr_assert_eq(replay.status, 200, "%s", replay.body.c_str());
+  cr_expect_geq(data_of(replay)["replayed"].GetInt64(), 1, "%s", replay.body.c_str());
+  EXPECT_ERROR(o.send("POST", "/webhooks/" + id + "/replay", R"({"since":"yesterday"})", auth()), 400,
+               "invalid_request");
+  EXPECT_ERROR(o.send("POST", "/webhooks/we_none/enable", "", auth()), 404, "not_found");
+  EXPECT_ERROR(o.send("GET", "/webhooks/" + id + "/enable", "", auth()), 405, "method_not_allowed");
+  EXPECT_ERROR(o.send("POST", "/webhooks/" + id + "/nothing", "", auth()), 404, "not_found");
+
+  cr_expect_eq(post(c, "/api/v1/webhook-endpoints/" + id + "/delete", R"({"partnerRef":"club-a"})").status, 200);
+  EXPECT_ERROR(o.send("POST", "/webhooks/" + id + "/enable", "", auth()), 404, "not_found");
+}

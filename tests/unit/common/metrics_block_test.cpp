@@ -47,6 +47,9 @@ Test(metrics_block, routes_are_a_fixed_set) {
   }
   cr_expect_eq(mr::ledger::ops_route_of("/metrics"), Route::ops_metrics);
   cr_expect_eq(mr::ledger::ops_route_of("/payouts/po_1/succeed"), Route::ops_payout_result);
+  cr_expect_eq(mr::ledger::ops_route_of("/webhooks"), Route::ops_webhooks);
+  cr_expect_eq(mr::ledger::ops_route_of("/webhooks/we_1/replay"), Route::ops_webhooks);
+  cr_expect_eq(mr::ledger::ops_route_of("/webhooksx"), Route::other);
   cr_expect_eq(mr::ledger::ops_route_of("/nothing"), Route::other);
   for (std::size_t i = 0; i < mr::ledger::kRouteCount; ++i) {
     const auto r = static_cast<Route>(i);
