@@ -58,13 +58,15 @@ ngx_command_t auth_commands[] = {
      NGX_HTTP_MAIN_CONF_OFFSET, offsetof(mr_auth_main_conf_t, environment), nullptr},
     {ngx_string("mr_catalogue_dsn"), NGX_HTTP_MAIN_CONF | NGX_CONF_TAKE1, ngx_conf_set_str_slot,
      NGX_HTTP_MAIN_CONF_OFFSET, offsetof(mr_auth_main_conf_t, catalogue_dsn), nullptr},
-    {ngx_string("mr_master_key_file"), NGX_HTTP_MAIN_CONF | NGX_CONF_TAKE1, ngx_conf_set_str_slot,
+    {ngx_string("mr_master_key_file"), NGX_HTTP_MAIN_CONF | NGX_CONF_TAKE1,
+     remembered<ngx_conf_set_str_slot, offsetof(mr_auth_main_conf_t, master_key_where)>,
      NGX_HTTP_MAIN_CONF_OFFSET, offsetof(mr_auth_main_conf_t, master_key_file), nullptr},
     {ngx_string("mr_catalogue_snapshot"), NGX_HTTP_MAIN_CONF | NGX_CONF_TAKE1, set_catalogue_snapshot,
      NGX_HTTP_MAIN_CONF_OFFSET, 0, nullptr},
     {ngx_string("mr_auth"),
      NGX_HTTP_MAIN_CONF | NGX_HTTP_SRV_CONF | NGX_HTTP_LOC_CONF | NGX_CONF_FLAG,
-     ngx_conf_set_flag_slot, NGX_HTTP_LOC_CONF_OFFSET, offsetof(mr_auth_loc_conf_t, enabled),
+     remembered<ngx_conf_set_flag_slot, offsetof(mr_auth_loc_conf_t, enabled_where)>, NGX_HTTP_LOC_CONF_OFFSET,
+     offsetof(mr_auth_loc_conf_t, enabled),
      nullptr},
     {ngx_string("mr_timestamp_window"),
      NGX_HTTP_MAIN_CONF | NGX_HTTP_SRV_CONF | NGX_HTTP_LOC_CONF | NGX_CONF_TAKE1,
@@ -103,6 +105,7 @@ void* auth_create_loc(ngx_conf_t* cf) {
 char* auth_merge_loc(ngx_conf_t* cf, mr_auth_main_conf_t* main, mr_auth_loc_conf_t* prev,
                      mr_auth_loc_conf_t* conf) {
   ngx_conf_merge_value(conf->enabled, prev->enabled, 0);
+  if (conf->enabled_where.file.len == 0) conf->enabled_where = prev->enabled_where;
   ngx_conf_merge_value(conf->request_id_header, prev->request_id_header, 0);
   ngx_conf_merge_sec_value(conf->timestamp_window, prev->timestamp_window, 300);
   ngx_conf_merge_size_value(conf->max_body_size, prev->max_body_size, 16 * 1024);
@@ -110,6 +113,7 @@ char* auth_merge_loc(ngx_conf_t* cf, mr_auth_main_conf_t* main, mr_auth_loc_conf
 
   if (conf->enabled) {
     main->used = 1;
+    if (main->auth_where.file.len == 0) main->auth_where = conf->enabled_where;
     // The signature is over the exact bytes and the ledger parses them from
     // memory: cap the body and keep all of it in one in-memory buffer.
     auto* clcf = static_cast<ngx_http_core_loc_conf_t*>(
@@ -127,7 +131,7 @@ bool auth_catalogue_settings_complete(ngx_conf_t* cf, const mr_auth_main_conf_t*
                                          std::pair{&main->catalogue_dsn, "mr_catalogue_dsn"},
                                          std::pair{&main->master_key_file, "mr_master_key_file"}}) {
     if (value->len == 0) {
-      ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "mr_auth is on but %s is not set", directive);
+      log_at(cf, main->auth_where, NGX_LOG_EMERG, "mr_auth is on but %s is not set", directive);
       return false;
     }
   }

@@ -18,6 +18,7 @@
 //   mr_metrics_zone <name>;                 http: see metrics_conf.hpp
 #pragma once
 
+#include "lua-free-config/conf_where.hpp"
 #include "lua-free-config/metrics_conf.hpp"
 #include "lua-free-config/nginx.hpp"
 
@@ -30,6 +31,8 @@ struct mr_auth_main_conf_t {
   ngx_str_t environment;
   ngx_str_t catalogue_dsn;
   ngx_str_t master_key_file;
+  mr_conf_where_t master_key_where;   // for errors found at postconfiguration
+  mr_conf_where_t auth_where;         // the first mr_auth on that a location uses
   ngx_flag_t used;                    // some location has mr_auth on
   const mr::KeyCatalogue* catalogue;  // loaded by the module at (re)load, freed with the cycle
   ngx_msec_t catalogue_loaded_unix_ms; // when and how long that load took (metrics)
@@ -53,6 +56,7 @@ struct mr_auth_main_conf_t {
 
 struct mr_auth_loc_conf_t {
   ngx_flag_t enabled;
+  mr_conf_where_t enabled_where;  // the mr_auth directive it was set by
   ngx_flag_t request_id_header;
   time_t timestamp_window;
   size_t max_body_size;

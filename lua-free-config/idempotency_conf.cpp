@@ -66,13 +66,16 @@ ngx_command_t idempotency_commands[] = {
      NGX_HTTP_MAIN_CONF | NGX_HTTP_SRV_CONF | NGX_HTTP_LOC_CONF | NGX_CONF_FLAG,
      ngx_conf_set_flag_slot, NGX_HTTP_LOC_CONF_OFFSET,
      offsetof(mr_idempotency_loc_conf_t, enabled), nullptr},
-    {ngx_string("mr_redis"), NGX_HTTP_MAIN_CONF | NGX_CONF_TAKE1, ngx_conf_set_str_slot,
+    {ngx_string("mr_redis"), NGX_HTTP_MAIN_CONF | NGX_CONF_TAKE1,
+     remembered<ngx_conf_set_str_slot, offsetof(mr_idempotency_main_conf_t, redis_where)>,
      NGX_HTTP_MAIN_CONF_OFFSET, offsetof(mr_idempotency_main_conf_t, redis), nullptr},
     {ngx_string("mr_redis_sentinel"), NGX_HTTP_MAIN_CONF | NGX_CONF_2MORE, set_redis_sentinel,
      NGX_HTTP_MAIN_CONF_OFFSET, 0, nullptr},
-    {ngx_string("mr_redis_password_file"), NGX_HTTP_MAIN_CONF | NGX_CONF_TAKE1, ngx_conf_set_str_slot,
+    {ngx_string("mr_redis_password_file"), NGX_HTTP_MAIN_CONF | NGX_CONF_TAKE1,
+     remembered<ngx_conf_set_str_slot, offsetof(mr_idempotency_main_conf_t, redis_password_file_where)>,
      NGX_HTTP_MAIN_CONF_OFFSET, offsetof(mr_idempotency_main_conf_t, redis_password_file), nullptr},
-    {ngx_string("mr_redis_username"), NGX_HTTP_MAIN_CONF | NGX_CONF_TAKE1, ngx_conf_set_str_slot,
+    {ngx_string("mr_redis_username"), NGX_HTTP_MAIN_CONF | NGX_CONF_TAKE1,
+     remembered<ngx_conf_set_str_slot, offsetof(mr_idempotency_main_conf_t, redis_username_where)>,
      NGX_HTTP_MAIN_CONF_OFFSET, offsetof(mr_idempotency_main_conf_t, redis_username), nullptr},
     {ngx_string("mr_redis_connect_timeout"), NGX_HTTP_MAIN_CONF | NGX_CONF_TAKE1,
      ngx_conf_set_msec_slot, NGX_HTTP_MAIN_CONF_OFFSET,
@@ -110,7 +113,7 @@ char* idempotency_init_main(ngx_conf_t* cf, void* conf) {
   ngx_conf_init_size_value(mcf->replay_cache, 4 * 1024 * 1024);
   if (mcf->redis.len != 0 && mcf->redis_sentinels != nullptr) {
     // Which one would win is a guess an operator should not have to make.
-    ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "mr_redis and mr_redis_sentinel: give one of them");
+    log_at(cf, mcf->redis_where, NGX_LOG_EMERG, "mr_redis and mr_redis_sentinel: give one of them");
     return static_cast<char*>(NGX_CONF_ERROR);
   }
   if (mcf->redis.len == 0) {
@@ -119,7 +122,7 @@ char* idempotency_init_main(ngx_conf_t* cf, void* conf) {
   // An address, never a name: hiredis would resolve it blocking.
   u_char* colon = static_cast<u_char*>(ngx_strlchr(mcf->redis.data, mcf->redis.data + mcf->redis.len, ':'));
   if (colon == nullptr) {
-    ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "mr_redis \"%V\" is not ip:port", &mcf->redis);
+    log_at(cf, mcf->redis_where, NGX_LOG_EMERG, "mr_redis \"%V\" is not ip:port", &mcf->redis);
     return static_cast<char*>(NGX_CONF_ERROR);
   }
   mcf->redis_host.data = static_cast<u_char*>(ngx_pnalloc(cf->pool, colon - mcf->redis.data + 1));
@@ -129,16 +132,16 @@ char* idempotency_init_main(ngx_conf_t* cf, void* conf) {
   mcf->redis_port = ngx_atoi(colon + 1, mcf->redis.data + mcf->redis.len - colon - 1);
   if (mcf->redis_port < 1 || mcf->redis_port > 65535 ||
       ngx_inet_addr(mcf->redis_host.data, mcf->redis_host.len) == INADDR_NONE) {
-    ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "mr_redis \"%V\" must be an IPv4 address and port",
-                       &mcf->redis);
+    log_at(cf, mcf->redis_where, NGX_LOG_EMERG, "mr_redis \"%V\" must be an IPv4 address and port", &mcf->redis);
     return static_cast<char*>(NGX_CONF_ERROR);
   }
   if (mcf->redis_username.len != 0 && mcf->redis_password_file.len == 0) {
-    ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "mr_redis_username needs mr_redis_password_file");
+    log_at(cf, mcf->redis_username_where, NGX_LOG_EMERG, "mr_redis_username needs mr_redis_password_file");
     return static_cast<char*>(NGX_CONF_ERROR);
   }
   if (mcf->redis_password_file.len != 0 &&
-      !read_secret_file(cf, "mr_redis_password_file", mcf->redis_password_file, 1, mcf->redis_password)) {
+      !read_secret_file(cf, "mr_redis_password_file", mcf->redis_password_file_where, mcf->redis_password_file, 1,
+                        mcf->redis_password)) {
     return static_cast<char*>(NGX_CONF_ERROR);
   }
   return NGX_CONF_OK;

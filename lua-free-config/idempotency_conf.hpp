@@ -19,6 +19,7 @@
 //                                          (default 4m)
 #pragma once
 
+#include "lua-free-config/conf_where.hpp"
 #include "lua-free-config/nginx.hpp"
 
 struct mr_idempotency_main_conf_t {
@@ -36,6 +37,8 @@ struct mr_idempotency_main_conf_t {
   ngx_str_t redis_password;  // read from the file at (re)load, wiped with the cycle
   ngx_array_t* redis_sentinels;     // of ngx_str_t "ip:port" (mr_redis_sentinel); null: none
   ngx_str_t redis_sentinel_master;  // the master's name at those Sentinels
+  // For the errors found once the http block is read.
+  mr_conf_where_t redis_where, redis_username_where, redis_password_file_where;
 };
 
 struct mr_idempotency_loc_conf_t {

@@ -8,10 +8,11 @@ namespace mr::conf {
 namespace {
 
 // mr_ledger and mr_ops: what the location serves (one of them, once).
-char* set_role(ngx_conf_t*, ngx_command_t* cmd, void* conf) {
+char* set_role(ngx_conf_t* cf, ngx_command_t* cmd, void* conf) {
   auto* lcf = static_cast<mr_ledger_loc_conf_t*>(conf);
   if (lcf->role != mr_ledger_role::none) return const_cast<char*>("is duplicate");
   lcf->role = static_cast<mr_ledger_role>(cmd->offset);
+  remember(cf, lcf->role_where);
   return NGX_CONF_OK;
 }
 
@@ -36,23 +37,28 @@ char* set_ledger_dsn(ngx_conf_t* cf, ngx_command_t* cmd, void* conf) {
 ngx_command_t ledger_commands[] = {
     {ngx_string("mr_ops"), NGX_HTTP_LOC_CONF | NGX_CONF_NOARGS, set_role, NGX_HTTP_LOC_CONF_OFFSET,
      static_cast<ngx_uint_t>(mr_ledger_role::ops), nullptr},
-    {ngx_string("mr_ops_token_file"), NGX_HTTP_MAIN_CONF | NGX_CONF_TAKE1, ngx_conf_set_str_slot,
+    {ngx_string("mr_ops_token_file"), NGX_HTTP_MAIN_CONF | NGX_CONF_TAKE1,
+     remembered<ngx_conf_set_str_slot, offsetof(mr_ledger_main_conf_t, ops_token_file_where)>,
      NGX_HTTP_MAIN_CONF_OFFSET, offsetof(mr_ledger_main_conf_t, ops_token_file), nullptr},
-    {ngx_string("mr_payout_simulator"), NGX_HTTP_MAIN_CONF | NGX_CONF_FLAG, ngx_conf_set_flag_slot,
+    {ngx_string("mr_payout_simulator"), NGX_HTTP_MAIN_CONF | NGX_CONF_FLAG,
+     remembered<ngx_conf_set_flag_slot, offsetof(mr_ledger_main_conf_t, simulator_where)>,
      NGX_HTTP_MAIN_CONF_OFFSET, offsetof(mr_ledger_main_conf_t, simulator), nullptr},
     {ngx_string("mr_payout_simulator_delay"), NGX_HTTP_MAIN_CONF | NGX_CONF_TAKE1, ngx_conf_set_msec_slot,
      NGX_HTTP_MAIN_CONF_OFFSET, offsetof(mr_ledger_main_conf_t, simulator_delay), nullptr},
-    {ngx_string("mr_test_helpers"), NGX_HTTP_MAIN_CONF | NGX_CONF_FLAG, ngx_conf_set_flag_slot,
+    {ngx_string("mr_test_helpers"), NGX_HTTP_MAIN_CONF | NGX_CONF_FLAG,
+     remembered<ngx_conf_set_flag_slot, offsetof(mr_ledger_main_conf_t, test_helpers_where)>,
      NGX_HTTP_MAIN_CONF_OFFSET, offsetof(mr_ledger_main_conf_t, test_helpers), nullptr},
     {ngx_string("mr_ledger"), NGX_HTTP_LOC_CONF | NGX_CONF_NOARGS, set_role,
      NGX_HTTP_LOC_CONF_OFFSET, static_cast<ngx_uint_t>(mr_ledger_role::partner_api), nullptr},
     {ngx_string("mr_ledger_dsn"), NGX_HTTP_MAIN_CONF | NGX_CONF_TAKE1, set_ledger_dsn,
      NGX_HTTP_MAIN_CONF_OFFSET, offsetof(mr_ledger_main_conf_t, dsn), nullptr},
     {ngx_string("mr_ledger_pool_size"), NGX_HTTP_MAIN_CONF | NGX_CONF_TAKE1,
-     ngx_conf_set_num_slot, NGX_HTTP_MAIN_CONF_OFFSET, offsetof(mr_ledger_main_conf_t, pool_size),
+     remembered<ngx_conf_set_num_slot, offsetof(mr_ledger_main_conf_t, pool_size_where)>, NGX_HTTP_MAIN_CONF_OFFSET,
+     offsetof(mr_ledger_main_conf_t, pool_size),
      nullptr},
     {ngx_string("mr_ledger_settle_connections"), NGX_HTTP_MAIN_CONF | NGX_CONF_TAKE1,
-     ngx_conf_set_num_slot, NGX_HTTP_MAIN_CONF_OFFSET, offsetof(mr_ledger_main_conf_t, settle_connections),
+     remembered<ngx_conf_set_num_slot, offsetof(mr_ledger_main_conf_t, settle_connections_where)>,
+     NGX_HTTP_MAIN_CONF_OFFSET, offsetof(mr_ledger_main_conf_t, settle_connections),
      nullptr},
     {ngx_string("mr_ledger_queue_size"), NGX_HTTP_MAIN_CONF | NGX_CONF_TAKE1,
      ngx_conf_set_num_slot, NGX_HTTP_MAIN_CONF_OFFSET, offsetof(mr_ledger_main_conf_t, queue_size),
@@ -94,15 +100,16 @@ char* ledger_init_main(ngx_conf_t* cf, void* conf) {
   ngx_conf_init_value(mcf->test_helpers, 0);
   // The master reads the token (a root-only file is fine); workers keep it.
   if (mcf->ops_token_file.len != 0 &&
-      !read_secret_file(cf, "mr_ops_token_file", mcf->ops_token_file, 16, mcf->ops_token)) {
+      !read_secret_file(cf, "mr_ops_token_file", mcf->ops_token_file_where, mcf->ops_token_file, 16,
+                        mcf->ops_token)) {
     return static_cast<char*>(NGX_CONF_ERROR);
   }
   if (mcf->pool_size < 1 || mcf->pool_size > 256) {
-    ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "mr_ledger_pool_size must be 1..256");
+    log_at(cf, mcf->pool_size_where, NGX_LOG_EMERG, "mr_ledger_pool_size must be 1..256");
     return static_cast<char*>(NGX_CONF_ERROR);
   }
   if (mcf->settle_connections > 256) {
-    ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "mr_ledger_settle_connections must be 0..256");
+    log_at(cf, mcf->settle_connections_where, NGX_LOG_EMERG, "mr_ledger_settle_connections must be 0..256");
     return static_cast<char*>(NGX_CONF_ERROR);
   }
   return NGX_CONF_OK;
@@ -117,8 +124,8 @@ char* ledger_merge_loc(ngx_conf_t* cf, mr_ledger_main_conf_t* main, mr_ledger_lo
   if (conf->role == mr_ledger_role::none) return NGX_CONF_OK;
   main->used = 1;
   if (main->dsn.len == 0) {
-    ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "%s needs mr_ledger_dsn",
-                       conf->role == mr_ledger_role::ops ? "mr_ops" : "mr_ledger");
+    log_at(cf, conf->role_where, NGX_LOG_EMERG, "%s needs mr_ledger_dsn",
+           conf->role == mr_ledger_role::ops ? "mr_ops" : "mr_ledger");
     return static_cast<char*>(NGX_CONF_ERROR);
   }
   // While merging, cf->ctx holds this location's confs and its server's.
@@ -129,7 +136,9 @@ char* ledger_merge_loc(ngx_conf_t* cf, mr_ledger_main_conf_t* main, mr_ledger_lo
     const auto* clcf = static_cast<ngx_http_core_loc_conf_t*>(ctx->loc_conf[ngx_http_core_module.ctx_index]);
     loc->name = clcf->name;
     loc->loc_conf = ctx->loc_conf;
+    loc->where = conf->role_where;
   } else {
+    if (main->ops_where.file.len == 0) main->ops_where = conf->role_where;
     auto** srv = static_cast<ngx_http_core_srv_conf_t**>(ngx_array_push(main->ops_servers));
     if (srv == nullptr) return static_cast<char*>(NGX_CONF_ERROR);
     *srv = static_cast<ngx_http_core_srv_conf_t*>(ctx->srv_conf[ngx_http_core_module.ctx_index]);

@@ -22,6 +22,7 @@
 //                                           their payouts (POST /api/v1/test-helpers/...)
 #pragma once
 
+#include "lua-free-config/conf_where.hpp"
 #include "lua-free-config/nginx.hpp"
 
 struct mr_ledger_main_conf_t {
@@ -44,11 +45,16 @@ struct mr_ledger_main_conf_t {
   // (lua-free-config/refusals.hpp).
   ngx_array_t* partner_locations;  // of mr_ledger_location_t: where mr_ledger serves
   ngx_array_t* ops_servers;        // of ngx_http_core_srv_conf_t*: servers with mr_ops
+  // For the errors found once the http block is read.
+  mr_conf_where_t ops_token_file_where, simulator_where, test_helpers_where, pool_size_where,
+      settle_connections_where;
+  mr_conf_where_t ops_where;  // the first mr_ops
 };
 
 struct mr_ledger_location_t {
   ngx_str_t name;   // the location's name, for the error line
   void** loc_conf;  // its conf of every module (the auth module's is read from it)
+  mr_conf_where_t where;  // its mr_ledger directive
 };
 
 // What a location serves; the ledger module's content handler reads it.
@@ -56,6 +62,7 @@ enum class mr_ledger_role : ngx_uint_t { none, partner_api, ops };
 
 struct mr_ledger_loc_conf_t {
   mr_ledger_role role;  // set by mr_ledger or mr_ops, never inherited
+  mr_conf_where_t role_where;
 };
 
 namespace mr::conf {

@@ -8,15 +8,15 @@
 namespace mr::conf {
 namespace {
 
-bool refuse(ngx_conf_t* cf, const char* line) {
-  ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "%s", line);
+bool refuse(ngx_conf_t* cf, const mr_conf_where_t& where, const char* line) {
+  log_at(cf, where, NGX_LOG_EMERG, "%s", line);
   return false;
 }
 
 bool simulator_allowed(ngx_conf_t* cf, const mr_ledger_main_conf_t* ledger,
                        const mr_auth_main_conf_t* auth) {
   if (!ledger->simulator || view(auth->environment) == "sandbox") return true;
-  return refuse(cf,
+  return refuse(cf, ledger->simulator_where,
                 "mr_payout_simulator on settles payouts without a bank and is for "
                 "\"mr_environment sandbox\" only: set \"mr_payout_simulator off\" (payout results "
                 "come through the ops listener's /payouts routes)");
@@ -26,7 +26,7 @@ bool simulator_allowed(ngx_conf_t* cf, const mr_ledger_main_conf_t* ledger,
 bool test_helpers_allowed(ngx_conf_t* cf, const mr_ledger_main_conf_t* ledger,
                           const mr_auth_main_conf_t* auth) {
   if (!ledger->test_helpers || view(auth->environment) == "sandbox") return true;
-  return refuse(cf,
+  return refuse(cf, ledger->test_helpers_where,
                 "mr_test_helpers on lets partners settle their own payouts and is for "
                 "\"mr_environment sandbox\" only: set \"mr_test_helpers off\"");
 }
@@ -37,10 +37,10 @@ bool every_partner_location_authenticated(ngx_conf_t* cf, const mr_ledger_main_c
   for (ngx_uint_t i = 0; i < ledger->partner_locations->nelts; i++) {
     const auto* alcf = static_cast<const mr_auth_loc_conf_t*>(locs[i].loc_conf[auth_ctx_index]);
     if (alcf->enabled) continue;
-    ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
-                       "mr_ledger in location \"%V\" has no \"mr_auth on\" in front of it: add "
-                       "\"mr_auth on;\" to that location or its server",
-                       &locs[i].name);
+    log_at(cf, locs[i].where, NGX_LOG_EMERG,
+           "mr_ledger in location \"%V\" has no \"mr_auth on\" in front of it: add "
+           "\"mr_auth on;\" to that location or its server",
+           &locs[i].name);
     return false;
   }
   return true;
@@ -86,10 +86,10 @@ bool ops_listener_guarded(ngx_conf_t* cf, const mr_ledger_main_conf_t* ledger) {
       const auto* servers = static_cast<ngx_http_core_srv_conf_t* const*>(addrs[a].servers.elts);
       for (ngx_uint_t s = 0; s < addrs[a].servers.nelts; s++) {
         if (!serves_ops(ledger, servers[s])) continue;
-        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
-                           "mr_ops is served on %V without mr_ops_token_file: set "
-                           "\"mr_ops_token_file <path>;\" or listen on 127.0.0.1 only",
-                           &addrs[a].opt.addr_text);
+        log_at(cf, ledger->ops_where, NGX_LOG_EMERG,
+               "mr_ops is served on %V without mr_ops_token_file: set "
+               "\"mr_ops_token_file <path>;\" or listen on 127.0.0.1 only",
+               &addrs[a].opt.addr_text);
         return false;
       }
     }

@@ -9,13 +9,13 @@
 
 namespace mr::conf {
 
-bool read_secret_file(ngx_conf_t* cf, const char* directive, const ngx_str_t& path, std::size_t min_len,
-                      ngx_str_t& out) {
+bool read_secret_file(ngx_conf_t* cf, const char* directive, const mr_conf_where_t& where, const ngx_str_t& path,
+                      std::size_t min_len, ngx_str_t& out) {
   std::string err;
   // The master key's rule for every secret file (keys/private_file.hpp).
   auto content = mr::read_private_file(view(path), 511 + 2, err);
   if (!content) {
-    ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "%s: %s", directive, err.c_str());
+    log_at(cf, where, NGX_LOG_EMERG, "%s: %s", directive, err.c_str());
     return false;
   }
   std::size_t len = content->size();
@@ -25,8 +25,8 @@ bool read_secret_file(ngx_conf_t* cf, const char* directive, const ngx_str_t& pa
   if (data != nullptr) ngx_memcpy(data, content->data(), len);
   OPENSSL_cleanse(content->data(), content->size());
   if (len < min_len || len > 511) {
-    ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "%s: the secret in \"%V\" must be %uz to 511 bytes", directive,
-                       &path, min_len);
+    log_at(cf, where, NGX_LOG_EMERG, "%s: the secret in \"%V\" must be %uz to 511 bytes", directive, &path,
+           min_len);
     return false;
   }
   if (data == nullptr) return false;

@@ -7,14 +7,15 @@
 
 #include <cstddef>
 
+#include "lua-free-config/conf_where.hpp"
 #include "lua-free-config/nginx.hpp"
 
 namespace mr::conf {
 
 // The file's content without trailing newlines or spaces, min_len to 511
 // bytes, into `out` (cf->pool); false after a one-line nginx -t error
-// naming `directive`.
-bool read_secret_file(ngx_conf_t* cf, const char* directive, const ngx_str_t& path, std::size_t min_len,
-                      ngx_str_t& out);
+// naming `directive`, at `where` it was written.
+bool read_secret_file(ngx_conf_t* cf, const char* directive, const mr_conf_where_t& where, const ngx_str_t& path,
+                      std::size_t min_len, ngx_str_t& out);
 
 }  // namespace mr::conf

@@ -21,10 +21,10 @@ ngx_int_t load_catalogue(ngx_conf_t* cf, mr_auth_main_conf_t* mcf) {
     std::string err;
     auto master = mr::load_master_key(view(mcf->master_key_file), err);
     if (!master) {
-      ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
-                         "mr_master_key_file: %s (the key that sealed the stored secrets; a new "
-                         "one is made with \"mrctl master-key create --out <path>\")",
-                         err.c_str());
+      mr::conf::log_at(cf, mcf->master_key_where, NGX_LOG_EMERG,
+                       "mr_master_key_file: %s (the key that sealed the stored secrets; a new "
+                       "one is made with \"mrctl master-key create --out <path>\")",
+                       err.c_str());
       return NGX_ERROR;
     }
     auto record_key = mr::derive_key(*master, "mr idempotency record mac v1");

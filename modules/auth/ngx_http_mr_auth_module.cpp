@@ -21,6 +21,7 @@
 #include "modules/auth/auth_core.hpp"
 #include "modules/auth/catalogue_load.hpp"
 #include "modules/auth/catalogue_source.hpp"
+#include "modules/auth/error_log_tag.hpp"
 #include "modules/auth/metrics_zone.hpp"
 #include "modules/common/digest.hpp"
 #include "modules/common/http_json.hpp"
@@ -128,7 +129,10 @@ void body_read(ngx_http_request_t* r) {
 // Rewrite phase: read the body and decide, before limit_req (preaccess)
 // looks at $mr_key_id (verified keys only) and $mr_unauthenticated_addr.
 ngx_int_t rewrite_handler(ngx_http_request_t* r) {
-  if (r != r->main || !loc_conf(r)->enabled) return NGX_DECLINED;
+  if (r != r->main) return NGX_DECLINED;
+  const mr_auth_loc_conf_t* lcf = loc_conf(r);
+  if (lcf->enabled || lcf->request_id_header) mr::auth::tag_error_log(r);
+  if (!lcf->enabled) return NGX_DECLINED;
   if (AuthCtx* ctx = get_ctx(r); ctx != nullptr) return ctx->status;
 
   // Lives in the request pool; its strings are freed by the cleanup.

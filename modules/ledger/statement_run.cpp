@@ -31,6 +31,33 @@ struct Waiting {
   mr::pg::Job* job = nullptr;
 };
 
+// libpq's messages run over lines (ERROR, LINE, HINT): one line in the error
+// log, which the request id then ends. No allocation; long ones are cut.
+struct OneLine {
+  u_char text[1024];
+  size_t len = 0;
+  explicit OneLine(const std::string& message) {
+    for (const char c : message) {
+      if (len == sizeof text) break;
+      const bool space = c == '\n' || c == '\r' || c == '\t';
+      if (space && (len == 0 || text[len - 1] == ' ')) continue;
+      text[len++] = static_cast<u_char>(space ? ' ' : c);
+    }
+    while (len > 0 && text[len - 1] == ' ') --len;
+  }
+};
+
+// Through the request's log: the line ends with its request id.
+void log_failure(ngx_http_request_t* r, ngx_uint_t level, const mr::pg::Outcome& outcome) {
+  const OneLine message(outcome.message);
+  if (outcome.kind == mr::pg::Outcome::Kind::sql_error) {
+    ngx_log_error(level, r->connection->log, 0, "mr_ledger: statement failed (%s): %*s", outcome.sqlstate.c_str(),
+                  message.len, message.text);
+  } else {
+    ngx_log_error(level, r->connection->log, 0, "mr_ledger: database unavailable: %*s", message.len, message.text);
+  }
+}
+
 ngx_int_t send_response(ngx_http_request_t* r, const mr::ledger::Response& response) {
   if (response.replayed && !add_header_out(r, "X-MR-Idempotent-Replay", "true")) return NGX_ERROR;
   if (response.no_store && !add_header_out(r, "Cache-Control", "no-store")) return NGX_ERROR;
@@ -51,13 +78,11 @@ void on_outcome(ngx_http_request_t* r, Waiting* waiting, mr::pg::Outcome&& outco
         rc = send_response(r, *answer);
         break;
       }
-      ngx_log_error(NGX_LOG_ERR, r->connection->log, 0, "mr_ledger: statement failed (%s): %s",
-                    outcome.sqlstate.c_str(), outcome.message.c_str());
+      log_failure(r, NGX_LOG_ERR, outcome);
       rc = send_error(r, mr::ErrorCode::internal_error);
       break;
     default:
-      ngx_log_error(NGX_LOG_WARN, r->connection->log, 0, "mr_ledger: database unavailable: %s",
-                    outcome.message.c_str());
+      log_failure(r, NGX_LOG_WARN, outcome);
       if (auto answer = waiting->pending->on_unavailable(request_id(r))) {
         rc = send_response(r, *answer);
         break;
