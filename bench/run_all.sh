@@ -402,10 +402,11 @@ if wants events; then
       "$(printf '%.3f' "${t_p50[hooked]}")" "${t_p99[hooked]}" "${t_failed[hooked]}" "$(printf '%.1f' "${t_cpu[hooked]}")" \
       "$(ratio "${t_rate[hooked]}" "${t_rate[plain]}") of none" "≥ 0.9"
   row "commit → first attempt under that load ($loaded_n events)" - "$loaded_p50" "$loaded_p99" 0 - - -
-  # Deliveries per second: a queue built while the endpoint is disabled,
-  # then drained once it is enabled again.
+  # Deliveries per second: every event of the runs above queued again by a
+  # replay while the endpoint is disabled (a disabled endpoint's queue
+  # waits), then drained once it is enabled again.
   "$MR_MRCTL" webhook disable --endpoint-id "$endpoint" >/dev/null
-  http "settled POST, queueing" --url "$api" --conns 32 --key "$kid" --secret "$secret" --settle bench --member-prefix pgb-
+  "$MR_MRCTL" webhook replay --endpoint-id "$endpoint" --since 2000-01-01T00:00:00Z >/dev/null
   queued=$(q -c "SELECT count(*) FROM webhook_deliveries WHERE club_id = $club AND state = 'paused'")
   start=$(date +%s.%N)
   "$MR_MRCTL" webhook enable --endpoint-id "$endpoint" >/dev/null
