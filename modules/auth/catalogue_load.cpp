@@ -22,8 +22,8 @@ ngx_int_t load_catalogue(ngx_conf_t* cf, mr_auth_main_conf_t* mcf) {
     auto master = mr::load_master_key(view(mcf->master_key_file), err);
     if (!master) {
       mr::conf::log_at(cf, mcf->master_key_where, NGX_LOG_EMERG,
-                       "mr_master_key_file: %s (the key that sealed the stored secrets; a new "
-                       "one is made with \"mrctl master-key create --out <path>\")",
+                       "mr_master_key_file: %s (the key that sealed the stored secrets: restore "
+                       "that file from your copy of it; a new key would open none of them)",
                        err.c_str());
       return NGX_ERROR;
     }

@@ -98,8 +98,11 @@ int club_show(Context& ctx) { return show(ctx, ctx.required("ref")); }
 const std::string kFlags =
     "--name NAME --earn-rate-bp N --redemption-rate-minor N --payout-currency CUR "
     "--currencies CUR[,CUR...] --min-redemption N";
-Register r1("club create", "--ref REF " + kFlags,
-            "create a club (--name, --earn-rate-bp and --currencies are required) and print it", club_create);
+// Optional flags in brackets, as the man page writes them.
+Register r1("club create",
+            "--ref REF --name NAME --earn-rate-bp N --currencies CUR[,CUR...] [--redemption-rate-minor N] "
+            "[--payout-currency CUR] [--min-redemption N]",
+            "create a club and print it", club_create);
 Register r2("club update", "--ref REF [" + kFlags + " --funding-restricted true|false --status active|suspended]",
             "change the given settings of a club and print it", club_update);
 Register r3("club show", "--ref REF", "print a club as JSON", club_show);
