@@ -50,6 +50,10 @@ inline constexpr std::string_view webhook_claim =
 // Report: delivery, attempt, HTTP status, error, duration ms, Retry-After s, schedule ms[].
 inline constexpr std::string_view webhook_report =
     "SELECT mr_webhook_report($1::bigint, $2::int, $3::int, $4, $5::int, $6::int, $7::int[])";
+// The reports of one pass of the engine's loop in one transaction: a jsonb
+// array of {d, a, s, e, ms, ra} (report's parameters), schedule ms[].
+inline constexpr std::string_view webhook_report_batch =
+    "SELECT delivery_id, attempt, next FROM mr_webhook_report_batch($1::jsonb, $2::int[])";
 
 // The ops listener's webhook calls (ops_api.cpp; mrctl runs the same
 // functions): partner ref or NULL; and limit; endpoint and status; endpoint
@@ -59,10 +63,10 @@ inline constexpr std::string_view ops_webhook_failures = "SELECT mr_ops_webhook_
 inline constexpr std::string_view ops_webhook_status = "SELECT mr_ops_webhook_status($1, $2)";
 inline constexpr std::string_view ops_webhook_replay = "SELECT mr_ops_webhook_replay($1, $2::timestamptz)";
 
-inline constexpr std::array<std::string_view, 23> prepared = {
+inline constexpr std::array<std::string_view, 24> prepared = {
     write, write_batch, balance, points, transactions, redemption, ready, metrics, payouts, payout_move,
     payout_simulate, club, redemptions, events, webhook_endpoints, webhook_endpoint, webhook_deliveries,
-    webhook_claim, webhook_report, ops_webhooks, ops_webhook_failures, ops_webhook_status, ops_webhook_replay};
+    webhook_claim, webhook_report, ops_webhooks, ops_webhook_failures, ops_webhook_status, ops_webhook_replay, webhook_report_batch};
 
 // Statements that change nothing: the pool may queue them on a connection
 // still busy with other reads (a write there could wait on a lock and hold

@@ -19,8 +19,9 @@ unsigned long inode_of(int fd) {
 
 }  // namespace
 
-CurlDriver::CurlDriver(ngx_log_t* log) : multi_(curl_multi_init()), log_(log) {
+CurlDriver::CurlDriver(ngx_log_t* log, long keep) : multi_(curl_multi_init()), log_(log) {
   if (!multi_) throw std::runtime_error("curl_multi_init failed");
+  curl_multi_setopt(multi_.get(), CURLMOPT_MAXCONNECTS, keep);
   curl_multi_setopt(multi_.get(), CURLMOPT_SOCKETFUNCTION, on_socket);
   curl_multi_setopt(multi_.get(), CURLMOPT_SOCKETDATA, this);
   curl_multi_setopt(multi_.get(), CURLMOPT_TIMERFUNCTION, on_timer);

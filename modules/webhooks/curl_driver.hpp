@@ -43,7 +43,12 @@ class CurlDriver {
   // The transfer ended (the easy handle is out of the multi again).
   using Done = std::function<void(CURLcode result)>;
 
-  explicit CurlDriver(ngx_log_t* log);  // throws when libcurl cannot make a multi handle
+  // `keep`: idle connections kept for reuse (a receiver's next attempt
+  // goes on one instead of a new TCP and TLS handshake). libcurl's own
+  // default, four per transfer still added, closes most of those a burst
+  // opened as soon as the burst ends. A reused connection went through
+  // `allow` when it was opened, to the same host and port.
+  CurlDriver(ngx_log_t* log, long keep);  // throws when libcurl cannot make a multi handle
   // Ends every transfer without calling its Done, closes every socket.
   ~CurlDriver();
   CurlDriver(const CurlDriver&) = delete;

@@ -4,8 +4,12 @@
 #include <netinet/in.h>
 #include <openssl/crypto.h>
 
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
 #include <algorithm>
 #include <charconv>
+#include <map>
 
 #include "keys/webhook_secret.hpp"
 #include "ledger/statements.hpp"
@@ -88,7 +92,9 @@ Engine::Engine(EngineSettings settings, ngx_log_t* log)
     : settings_(std::move(settings)),
       schedule_param_(wh::sql_int_array(settings_.schedule_ms)),
       log_(log),
-      curl_(log),
+      // As many kept as may be in flight: a steady stream to one receiver
+      // opens no new connection.
+      curl_(log, static_cast<long>(std::max<std::size_t>(settings_.concurrency, 1))),
       listener_(settings_.dsn, settings_.connect_timeout, log, [this] { wake(); }) {
   for (ngx_event_t* ev : {&poll_timer_, &soon_timer_}) {
     ev->data = this;
@@ -97,11 +103,17 @@ Engine::Engine(EngineSettings settings, ngx_log_t* log)
   }
   poll_timer_.handler = on_poll;
   soon_timer_.handler = on_soon;
+  flush_.data = this;
+  flush_.log = log;
+  flush_.handler = on_flush;
 }
 
 Engine::~Engine() {
   if (poll_timer_.timer_set) ngx_del_timer(&poll_timer_);
   if (soon_timer_.timer_set) ngx_del_timer(&soon_timer_);
+  if (flush_.posted) {  // a multi-statement macro: the braces are needed
+    ngx_delete_posted_event(&flush_);
+  }
   for (auto& [key, attempt] : attempts_) {
     if (attempt->timer.timer_set) ngx_del_timer(&attempt->timer);
     if (attempt->easy) curl_.cancel(attempt->easy.get());
@@ -371,10 +383,107 @@ void Engine::finish(Attempt* attempt, Result result) {
   const int number = attempt->number;
   attempts_.erase(attempt);  // frees the easy handle: libcurl is done with it
   try {
-    report(delivery_id, number, result);
+    unsent_.push_back(Report{delivery_id, number, std::move(result)});
+    reports_++;
   } catch (...) {
+    // Its lease brings the delivery back: sent again, at least once.
     ngx_log_error(NGX_LOG_ALERT, log_, 0, "mr_webhook: out of memory reporting delivery %L", delivery_id);
+    return;
   }
+  // The other attempts that end in this pass of the loop join the batch.
+  // Posted events run before the loop looks at an exiting worker's timers,
+  // so the report's own (non-cancelable) timer is set before it does.
+  if (!batch_out_ && !flush_.posted) {  // a macro with an if of its own
+    ngx_post_event(&flush_, &ngx_posted_events);
+  }
+}
+
+void Engine::on_flush(ngx_event_t* ev) noexcept {
+  auto* self = static_cast<Engine*>(ev->data);
+  try {
+    self->flush_reports();
+  } catch (...) {
+    ngx_log_error(NGX_LOG_ALERT, self->log_, 0, "mr_webhook: out of memory reporting deliveries");
+  }
+}
+
+void Engine::flush_reports() {
+  if (batch_out_ || unsent_.empty()) return;
+  auto& pool = mr::ngx::ledger::worker_pool();
+  if (!pool) return;  // cannot happen while the ledger serves
+  rapidjson::StringBuffer json;
+  rapidjson::Writer<rapidjson::StringBuffer> w(json);
+  w.StartArray();
+  for (const Report& r : unsent_) {
+    w.StartObject();
+    w.Key("d");
+    w.Int64(r.delivery_id);
+    w.Key("a");
+    w.Int(r.attempt);
+    if (r.result.status) {
+      w.Key("s");
+      w.Int64(*r.result.status);
+    }
+    if (!r.result.error.empty()) {
+      w.Key("e");
+      w.String(r.result.error.data(), static_cast<rapidjson::SizeType>(r.result.error.size()));
+    }
+    w.Key("ms");
+    w.Int64(std::min<std::int64_t>(r.result.duration_ms, 2'000'000'000));
+    if (r.result.retry_after_s) {
+      w.Key("ra");
+      w.Int64(*r.result.retry_after_s);
+    }
+    w.EndObject();
+  }
+  w.EndArray();
+  auto job = std::make_unique<mr::pg::Job>();
+  job->sql = mr::ledger::sql::webhook_report_batch;
+  job->params = {std::string(json.GetString(), json.GetSize()), schedule_param_};
+  mr::pg::Job* handle = job.get();
+  auto sent = std::make_shared<std::vector<Report>>(std::move(unsent_));
+  unsent_.clear();
+  job->done = [this, handle, sent](mr::pg::Outcome&& outcome) {
+    jobs_.erase(handle);
+    on_batch_reported(std::move(outcome), std::move(*sent));
+  };
+  jobs_.insert(handle);  // first: its callback may run inside submit
+  batch_out_ = true;
+  pool->submit(std::move(job));
+}
+
+void Engine::on_batch_reported(mr::pg::Outcome&& outcome, std::vector<Report>&& sent) {
+  batch_out_ = false;
+  reports_ -= sent.size();
+  if (outcome.kind != mr::pg::Outcome::Kind::ok) {
+    // Rolled back as a whole, or its outcome unknown: each again on its
+    // own, so one that cannot be recorded does not hold up the others. A
+    // batch that did commit records each attempt twice at worst; the second
+    // outcome is "stale" (the delivery moved on) and decides nothing.
+    ngx_log_error(NGX_LOG_WARN, log_, 0, "mr_webhook: cannot report %uz attempts together: %s", sent.size(),
+                  outcome.message.c_str());
+    for (const Report& r : sent) {
+      try {
+        report(r.delivery_id, r.attempt, r.result);
+      } catch (...) {
+        ngx_log_error(NGX_LOG_ALERT, log_, 0, "mr_webhook: out of memory reporting delivery %L", r.delivery_id);
+      }
+    }
+  } else {
+    const PGresult* res = outcome.result.get();
+    std::map<std::pair<std::int64_t, int>, std::string_view> next;
+    for (int row = 0; row < PQntuples(res); ++row) {
+      const auto id = number<std::int64_t>(value(res, row, 0));
+      const auto attempt = number<int>(value(res, row, 1));
+      if (id && attempt) next.emplace(std::pair{*id, *attempt}, value(res, row, 2));
+    }
+    for (const Report& r : sent) {
+      const auto it = next.find({r.delivery_id, r.attempt});
+      act_on(it == next.end() ? std::string_view() : it->second, r.delivery_id, r.result, r.attempt);
+    }
+  }
+  flush_reports();  // what ended meanwhile
+  maybe_claim();
 }
 
 void Engine::report(std::int64_t delivery_id, int attempt, const Result& result) {
@@ -410,18 +519,27 @@ void Engine::on_reported(mr::pg::Outcome&& outcome, std::int64_t delivery_id, co
     ngx_log_error(NGX_LOG_WARN, log_, 0, "mr_webhook: cannot report delivery %L attempt %d: %s", delivery_id,
                   attempt, outcome.message.c_str());
   } else {
-    const std::string_view next = value(outcome.result.get(), 0, 0);
-    if (next == "retry") {
-      if (const auto wait = wh::next_wait_ms(settings_.schedule_ms, attempt, result.retry_after_s)) wake_in(*wait);
-    } else if (next == "gone" || next == "failing") {
-      ngx_log_error(NGX_LOG_NOTICE, log_, 0, "mr_webhook: delivery %L: endpoint disabled (%*s)", delivery_id,
-                    next.size(), next.data());
-    } else if (next == "exhausted") {
-      ngx_log_error(NGX_LOG_NOTICE, log_, 0, "mr_webhook: delivery %L: no attempt left after %d", delivery_id,
-                    attempt);
-    }
+    act_on(value(outcome.result.get(), 0, 0), delivery_id, result, attempt);
   }
   maybe_claim();
+}
+
+// What a recorded outcome asks of this worker: a timer for a retry due
+// before the next poll, a line in the log when an endpoint was disabled.
+void Engine::act_on(std::string_view next, std::int64_t delivery_id, const Result& result, int attempt) {
+  if (next.empty()) {
+    // The delivery comes back when its lease ends: sent again, at least once.
+    ngx_log_error(NGX_LOG_WARN, log_, 0, "mr_webhook: delivery %L attempt %d: no outcome recorded", delivery_id,
+                  attempt);
+  } else if (next == "retry") {
+    if (const auto wait = wh::next_wait_ms(settings_.schedule_ms, attempt, result.retry_after_s)) wake_in(*wait);
+  } else if (next == "gone" || next == "failing") {
+    ngx_log_error(NGX_LOG_NOTICE, log_, 0, "mr_webhook: delivery %L: endpoint disabled (%*s)", delivery_id,
+                  next.size(), next.data());
+  } else if (next == "exhausted") {
+    ngx_log_error(NGX_LOG_NOTICE, log_, 0, "mr_webhook: delivery %L: no attempt left after %d", delivery_id,
+                  attempt);
+  }
 }
 
 }  // namespace mr::ngx::webhooks

@@ -2,8 +2,10 @@
 // the LISTEN connection or the poll, it claims as many due deliveries as it
 // has free attempt slots (mr_webhook_claim on the worker's ledger pool),
 // signs each (Standard Webhooks), sends it through libcurl on nginx's event
-// loop, and reports the outcome (mr_webhook_report), which schedules the
-// next attempt. Nothing waits: every step is a callback.
+// loop, and reports the outcome, which schedules the next attempt: the
+// attempts that ended in one pass of the loop (and while a report was on
+// its way) go in one mr_webhook_report_batch, one transaction, one report
+// in flight at a time. Nothing waits: every step is a callback.
 //
 // Reload: an exiting worker claims nothing more; each attempt in flight has
 // a non-cancelable timer (its timeout), and each report is a pool job with
@@ -65,6 +67,7 @@ class Engine {
   static void on_poll(ngx_event_t* ev) noexcept;
   static void on_soon(ngx_event_t* ev) noexcept;
   static void on_attempt_timeout(ngx_event_t* ev) noexcept;
+  static void on_flush(ngx_event_t* ev) noexcept;
 
   void wake();
   void maybe_claim();
@@ -73,8 +76,16 @@ class Engine {
   void send(Attempt* attempt, const PGresult* rows, int row);
   void on_done(Attempt* attempt, CURLcode code);
   void finish(Attempt* attempt, Result result);
+  struct Report {
+    std::int64_t delivery_id = 0;
+    int attempt = 0;
+    Result result;
+  };
+  void flush_reports();
+  void on_batch_reported(mr::pg::Outcome&& outcome, std::vector<Report>&& sent);
   void report(std::int64_t delivery_id, int attempt, const Result& result);
   void on_reported(mr::pg::Outcome&& outcome, std::int64_t delivery_id, const Result& result, int attempt);
+  void act_on(std::string_view next, std::int64_t delivery_id, const Result& result, int attempt);
   void wake_in(std::int64_t ms);
   std::size_t in_flight() const { return attempts_.size() + reports_; }
 
@@ -84,12 +95,15 @@ class Engine {
   CurlDriver curl_;
   NotifyListener listener_;
   std::unordered_map<const Attempt*, std::unique_ptr<Attempt>> attempts_;
-  std::size_t reports_ = 0;     // reports sent, not yet answered
+  std::size_t reports_ = 0;     // attempts ended whose report is not yet answered
+  std::vector<Report> unsent_;  // ended attempts waiting for the next batch
+  bool batch_out_ = false;      // a report batch is on its way
   bool claiming_ = false;       // a claim is on its way
   bool wanted_ = false;         // deliveries may be due: claim when there is room
   std::set<mr::pg::Job*> jobs_; // pool jobs not yet answered (detached if the engine goes first)
   ngx_event_t poll_timer_{};
   ngx_event_t soon_timer_{};    // a retry due before the next poll
+  ngx_event_t flush_{};         // posted: report what ended in this pass
 };
 
 }  // namespace mr::ngx::webhooks
