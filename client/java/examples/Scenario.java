@@ -50,6 +50,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.function.Supplier;
 import java.util.stream.Collectors;
@@ -102,12 +103,15 @@ public final class Scenario {
     private final String failOnceFor;
     private boolean failedOnce;
     private final HttpServer server;
+    // Its threads are not daemons: left running, an idle one keeps the JVM
+    // alive for a minute after main returns (the cached pool's keep-alive).
+    private final ExecutorService executor = Executors.newCachedThreadPool();
 
     Receiver(String memberId, String failOnceFor) throws IOException {
       this.memberId = memberId;
       this.failOnceFor = failOnceFor;
       server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
-      server.setExecutor(Executors.newCachedThreadPool());
+      server.setExecutor(executor);
       server.createContext("/hooks", this::handle);
       server.start();
     }
@@ -159,6 +163,7 @@ public final class Scenario {
     @Override
     public void close() {
       server.stop(0);
+      executor.shutdownNow();
     }
   }
 
