@@ -11,11 +11,17 @@ pkgs=(build-essential cmake pkg-config git curl ca-certificates
       libcurl4-openssl-dev prometheus
       patroni etcd-server etcd-client redis-sentinel  # tests/integration: Patroni and Sentinel failover
       clang-14 libclang-rt-14-dev libfuzzer-14-dev  # tests/fuzz
-      debhelper dpkg-dev lintian man-db)  # tools/package.sh, the package and man page tests
+      debhelper dpkg-dev lintian man-db  # tools/package.sh, the package and man page tests
+      python3 golang-go openjdk-17-jdk-headless junit5)  # tests/sdk: the Python, Go and Java SDKs
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
+# tests/sdk: Node.js 18+ and npm for the TypeScript SDK and newman. A machine
+# that has them already (say NodeSource's nodejs, which conflicts with
+# Debian's npm) keeps its own; Debian's only where there are none.
+command -v node >/dev/null || missing+=(nodejs)
+command -v npm >/dev/null || missing+=(npm)
 if [ ${#missing[@]} -gt 0 ]; then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq

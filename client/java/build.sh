@@ -3,14 +3,16 @@
 # needed; pom.xml describes the same build for users who have one).
 #
 #   client/java/build.sh            compile, jar, run the unit tests (offline)
+#   client/java/build.sh jar        compile and jar only
 #   client/java/build.sh scenario   compile, then run examples/Scenario.java
 #                                   against MR_BASE_URL (e.g. after . .run/env)
 #
 # Tests run on JUnit 5's console launcher from Debian's junit5 package
-# (apt-get install junit5), or from JUNIT_CONSOLE_JAR.
+# (apt-get install junit5), or from JUNIT_CONSOLE_JAR. MR_JAVA_BUILD_DIR
+# moves the output (classes, jar, reports) out of client/java/build.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-out=$here/build
+out=${MR_JAVA_BUILD_DIR:-$here/build}
 version=1.0.0
 jar=$out/member-rewards-partner-$version.jar
 
@@ -22,6 +24,7 @@ find "$here/src/main/java" -name '*.java' > "$out/main-sources.txt"
 javac --release 17 -Xlint:all -Werror -encoding UTF-8 -d "$out/classes" @"$out/main-sources.txt"
 printf 'Automatic-Module-Name: com.memberrewards.partner\nImplementation-Version: %s\n' "$version" > "$out/manifest.txt"
 jar --create --file "$jar" --manifest "$out/manifest.txt" -C "$out/classes" .
+[ "${1:-}" != jar ] || exit 0
 
 javac --release 17 -Xlint:all -Werror -encoding UTF-8 -cp "$jar" -d "$out/example-classes" "$here/examples/Scenario.java"
 
