@@ -2,10 +2,18 @@
 
 #include <curl/curl.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <fstream>
+#include <mutex>
 #include <sstream>
+
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
 
 #include "modules/auth/auth_core.hpp"
 
@@ -89,6 +97,59 @@ std::vector<std::string> shell_words(std::string_view line) {
   }
   if (in_word) words.push_back(std::move(word));
   return words;
+}
+
+// MR_RECORD_ANSWERS=<dir>: every answer is appended as one JSON line to
+// <dir>/answers-<pid>.jsonl (method, path, status, the headers the OpenAPI
+// declares, body), for tests/docs/openapi_answers.py to check against
+// docs/openapi.yaml. One write per line under a lock: the tests' threads
+// and forked workers never interleave lines.
+void record_answer(std::string_view method, std::string_view path_and_query, const HttpResponse& r) {
+  static const char* const dir = std::getenv("MR_RECORD_ANSWERS");
+  if (dir == nullptr || *dir == '\0' || r.status == 0) return;
+  using Writer = rapidjson::Writer<rapidjson::StringBuffer, rapidjson::UTF8<>, rapidjson::UTF8<>,
+                                   rapidjson::CrtAllocator, rapidjson::kWriteValidateEncodingFlag>;
+  const auto line = [&](bool with_body) -> std::optional<std::string> {
+    rapidjson::StringBuffer buffer;
+    Writer w(buffer);
+    const auto str = [&w](std::string_view v) { return w.String(v.data(), static_cast<rapidjson::SizeType>(v.size())); };
+    w.StartObject();
+    w.Key("method");
+    str(method);
+    w.Key("path");
+    str(path_and_query.substr(0, path_and_query.find('?')));
+    w.Key("status");
+    w.Int(static_cast<int>(r.status));
+    w.Key("headers");
+    w.StartObject();
+    for (const char* name : {"content-type", "x-request-id", "x-mr-idempotent-replay", "retry-after"}) {
+      if (auto it = r.headers.find(name); it != r.headers.end()) {
+        w.Key(name);
+        if (!str(it->second)) return std::nullopt;
+      }
+    }
+    w.EndObject();
+    w.Key("body");
+    if (with_body) {
+      if (!str(r.body)) return std::nullopt;
+    } else {
+      w.Null();  // not UTF-8 (so not JSON): the check reports it
+      w.Key("bodyNotUtf8");
+      w.Bool(true);
+    }
+    w.EndObject();
+    return std::string(buffer.GetString(), buffer.GetSize()) + "\n";
+  };
+  auto text = line(true);
+  if (!text) text = line(false);
+  if (!text) return;
+  static std::mutex mutex;
+  const std::lock_guard lock(mutex);
+  const std::string file = std::string(dir) + "/answers-" + std::to_string(::getpid()) + ".jsonl";
+  const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) return;
+  [[maybe_unused]] const auto written = ::write(fd, text->data(), text->size());
+  ::close(fd);
 }
 
 }  // namespace
@@ -184,6 +245,7 @@ HttpResponse MrClient::send(std::string_view method, std::string_view path_and_q
     out.error = error[0] != '\0' ? error : curl_easy_strerror(rc);
   }
   curl_easy_setopt(c, CURLOPT_ERRORBUFFER, nullptr);  // `error` dies here
+  record_answer(method, path_and_query, out);
   return out;
 }
 

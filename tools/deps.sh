@@ -12,14 +12,16 @@ pkgs=(build-essential cmake pkg-config git curl ca-certificates
       patroni etcd-server etcd-client redis-sentinel  # tests/integration: Patroni and Sentinel failover
       clang-14 libclang-rt-14-dev libfuzzer-14-dev  # tests/fuzz
       debhelper dpkg-dev lintian man-db  # tools/package.sh, the package and man page tests
-      python3 golang-go openjdk-17-jdk-headless junit5)  # tests/sdk: the Python, Go and Java SDKs
+      python3 golang-go openjdk-17-jdk-headless junit5  # tests/sdk: the Python, Go and Java SDKs
+      python3-yaml python3-jsonschema chromium)  # tests/docs: openapi.yaml checks, the reference page in a browser
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
-# tests/sdk: Node.js 18+ and npm for the TypeScript SDK and newman. A machine
-# that has them already (say NodeSource's nodejs, which conflicts with
-# Debian's npm) keeps its own; Debian's only where there are none.
+# tests/sdk and the build: Node.js 18+ and npm for the TypeScript SDK,
+# newman and Redocly's CLI (the API reference page, docs/api-docs.cmake). A
+# machine that has them already (say NodeSource's nodejs, which conflicts
+# with Debian's npm) keeps its own; Debian's only where there are none.
 command -v node >/dev/null || missing+=(nodejs)
 command -v npm >/dev/null || missing+=(npm)
 if [ ${#missing[@]} -gt 0 ]; then
