@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # package.sh [--out DIR] [--version V]
 # Builds the Debian packages libnginx-mod-http-mr (the three modules, their
-# modules-available conf, the snippets) and mr-partner-tools (mrctl, mr-sign,
-# man pages) with debhelper from the tree tools/build.sh built
-# (MR_BUILD_DIR, default build/): nothing is compiled again. debian/ is
-# copied into a scratch folder, so the tree stays clean.
+# modules-available conf, the snippets, the API reference page) and
+# mr-partner-tools (mrctl, mr-sign, man pages) with debhelper from the tree
+# tools/build.sh built (MR_BUILD_DIR, default build/): nothing is compiled
+# again. debian/ is copied into a scratch folder, so the tree stays clean.
 #   --out DIR     where the .deb, .changes and .buildinfo go [$MR_BUILD_DIR/packages]
 #   --version V   package this build as version V (debian/changelog gets an
 #                 entry in the copy only), e.g. to test an upgrade
@@ -21,8 +21,8 @@ while [ $# -gt 0 ]; do
     *) echo "package.sh: unknown argument $1 (--help)" >&2; exit 2 ;;
   esac
 done
-for f in tools/mrctl/mrctl tools/mr-sign/mr-sign nginx-modules/ngx_http_mr_auth_module.so; do
-  [ -e "$build/$f" ] || { echo "package.sh: $build/$f missing: run tools/build.sh first" >&2; exit 1; }
+for f in tools/mrctl/mrctl tools/mr-sign/mr-sign nginx-modules/ngx_http_mr_auth_module.so docs/index.html; do
+  [ -e "$build/$f" ] || { echo "package.sh: $build/$f missing: run tools/build.sh first (the API reference page needs npm: tools/deps.sh)" >&2; exit 1; }
 done
 
 work=$(mktemp -d "$build/.package.XXXXXX")

@@ -74,6 +74,7 @@ body='{"partnerRef":"'$ref'","member":{"externalMemberId":"member-1","firstName"
 cat <<MSG
 
 Member Rewards Partner API is running at $MR_BASE_URL (sandbox)
+  API reference:    $MR_BASE_URL/docs/$([ -s "$MR_BUILD_DIR/docs/index.html" ] || echo "  (not built: npm is missing)")
   environment file: $dir/env      (. .run/env)
   operator tool:    $mrctl
   nginx logs:       $dir/stack/nginx/logs/

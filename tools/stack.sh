@@ -208,7 +208,7 @@ render_nginx_conf() {
       -e "s|@REDIS_AUTH@|$([ -s "$redis_password_file" ] && echo "mr_redis_password_file $redis_password_file;")|" \
       -e "s|@PAYOUT_SIMULATOR@|${MR_PAYOUT_SIMULATOR:-off}|" \
       -e "s|@PAYOUT_SIMULATOR_DELAY@|${MR_PAYOUT_SIMULATOR_DELAY:-5s}|" \
-      -e "s|@TEST_HELPERS@|${MR_TEST_HELPERS:-off}|" \
+      -e "s|@TEST_HELPERS@|${MR_TEST_HELPERS:-off}|" -e "s|@DOCS_DIR@|$build/docs|" \
       -e "s|@WEBHOOK_SCHEDULE@|${MR_WEBHOOK_SCHEDULE:-0 5s 5m 30m 2h 5h 10h 10h}|" \
       -e "s|@WEBHOOK_TIMEOUT@|${MR_WEBHOOK_TIMEOUT:-15s}|" -e "s|@WEBHOOK_POLL@|${MR_WEBHOOK_POLL:-5s}|" \
       "$repo/conf/nginx.dev.conf.in" > "$ngx/nginx.conf.new"
