@@ -23,7 +23,7 @@ client=$repo/client
 
 export npm_config_cache=$work/npm-cache npm_config_update_notifier=false npm_config_fund=false \
        npm_config_audit=false
-export GOCACHE=$work/go-cache GOPATH=$work/gopath GOTMPDIR=$work/go-tmp GOPROXY=off GOFLAGS=-modcacherw \
+export GOCACHE=$work/go-cache GOPATH=$work/gopath GOTMPDIR=$work/go-tmp GOPROXY=off GOFLAGS="-modcacherw -buildvcs=false" \
        GOTELEMETRY=off
 export PYTHONPYCACHEPREFIX=$work/pycache
 mkdir -p "$GOTMPDIR"
