@@ -46,29 +46,50 @@ constexpr std::array kPartnerRoutes = {
 static_assert(std::all_of(kPartnerRoutes.begin(), kPartnerRoutes.end(),
                           [](const PartnerRoute& r) { return r.path.starts_with(kPrefix); }));
 
-// The segment before the next '/' (or the end), advancing past that '/'.
-constexpr std::string_view take_segment(std::string_view& rest, bool& more) {
-  const auto slash = rest.find('/');
-  const std::string_view segment = rest.substr(0, slash);
-  more = slash != std::string_view::npos;
-  rest = more ? rest.substr(slash + 1) : std::string_view{};
-  return segment;
+// A path after kPrefix as its segments, split once: the request's for
+// each match, each template's at compile time.
+constexpr std::size_t kMaxSegments = 4;
+struct Segments {
+  std::size_t count = 0;  // kMaxSegments + 1: too many for any route
+  std::array<std::string_view, kMaxSegments> at{};
+};
+
+constexpr Segments split(std::string_view rest) {
+  Segments out;
+  for (;;) {
+    if (out.count == kMaxSegments) return Segments{kMaxSegments + 1, {}};
+    const auto slash = rest.find('/');
+    out.at[out.count++] = rest.substr(0, slash);
+    if (slash == std::string_view::npos) return out;
+    rest.remove_prefix(slash + 1);
+  }
 }
 
-// `path` after kPrefix against a template after kPrefix: literal segments
-// equal, a "{name}" segment any one but an empty last one. A trailing
-// slash names another, unknown, path ("/api/v1/redemptions/"); an empty
-// id inside a path ("/api/v1/members//balance") is the route's, whose
-// router refuses it as a malformed id.
-constexpr bool matches(std::string_view tmpl, std::string_view path) {
-  bool tmpl_more = true, path_more = true;
-  while (tmpl_more && path_more) {
-    const std::string_view want = take_segment(tmpl, tmpl_more);
-    const std::string_view got = take_segment(path, path_more);
-    if (want.starts_with('{') ? got.empty() && !path_more : want != got) return false;
+constexpr auto kTemplates = [] {
+  std::array<Segments, kPartnerRoutes.size()> out{};
+  for (std::size_t i = 0; i < out.size(); ++i) out[i] = split(kPartnerRoutes[i].path.substr(kPrefix.size()));
+  return out;
+}();
+static_assert(std::all_of(kTemplates.begin(), kTemplates.end(),
+                          [](const Segments& t) { return t.count <= kMaxSegments; }));
+
+// A request's segments against a template's: literal segments equal, a
+// "{name}" segment any one but an empty last one. A trailing slash names
+// another, unknown, path ("/api/v1/redemptions/"); an empty id inside a
+// path ("/api/v1/members//balance") is the route's, whose router refuses
+// it as a malformed id.
+constexpr bool matches(const Segments& tmpl, const Segments& path) {
+  if (tmpl.count != path.count) return false;
+  for (std::size_t i = 0; i < tmpl.count; ++i) {
+    const bool param = tmpl.at[i].starts_with('{');
+    if (param ? path.at[i].empty() && i + 1 == path.count : tmpl.at[i] != path.at[i]) return false;
   }
-  return !tmpl_more && !path_more;
+  return true;
 }
+static_assert(matches(split("members/{id}/balance"), split("members/m-1/balance")));
+static_assert(matches(split("members/{id}/balance"), split("members//balance")));
+static_assert(!matches(split("redemptions/{id}"), split("redemptions/")));
+static_assert(!matches(split("members"), split("members/")));
 
 }  // namespace
 
@@ -92,14 +113,15 @@ bool route_serves(Route route, std::string_view method) {
 
 Route route_of(std::string_view method, std::string_view path) {
   if (!path.starts_with(kPrefix)) return Route::other;
-  path.remove_prefix(kPrefix.size());
-  std::optional<Route> first;
-  for (const auto& r : kPartnerRoutes) {
-    if (!matches(r.path.substr(kPrefix.size()), path)) continue;
-    if (r.method == method) return r.route;
-    if (!first) first = r.route;
+  const Segments segments = split(path.substr(kPrefix.size()));
+  if (segments.count > kMaxSegments) return Route::other;
+  Route first = Route::other;
+  for (std::size_t i = 0; i < kPartnerRoutes.size(); ++i) {
+    if (!matches(kTemplates[i], segments)) continue;
+    if (kPartnerRoutes[i].method == method) return kPartnerRoutes[i].route;
+    if (first == Route::other) first = kPartnerRoutes[i].route;
   }
-  return first.value_or(Route::other);
+  return first;
 }
 
 Route route_of(std::string_view path) { return route_of({}, path); }
