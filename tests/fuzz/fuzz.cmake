@@ -38,6 +38,9 @@ ExternalProject_Add(mr_fuzz_targets
   CMAKE_ARGS -DCMAKE_CXX_COMPILER=${MR_FUZZ_CXX} -DCMAKE_C_COMPILER=${MR_FUZZ_CC}
              -DCMAKE_BUILD_TYPE=Release -DMR_REPO=${PROJECT_SOURCE_DIR}
              -DMR_FUZZ_TARGETS=${fuzz_target_list}
+             # The migrations as the main build embedded them (its configure
+             # wrote the file): the ops routes read the newest one's number.
+             -DMR_MIGRATIONS_EMBEDDED=${PROJECT_BINARY_DIR}/ledger/sql/migrations_embedded.cpp
              -DCMAKE_CXX_COMPILER_LAUNCHER=${CMAKE_CXX_COMPILER_LAUNCHER}
   BUILD_ALWAYS ON  # its sources live outside its tree: let make decide what changed
   INSTALL_COMMAND "")
