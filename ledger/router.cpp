@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "ledger/api.hpp"
+#include "ledger/history_render.hpp"
 #include "ledger/read_requests.hpp"
 #include "ledger/result_render.hpp"
 #include "ledger/routes.hpp"
@@ -41,6 +42,23 @@ class BalancePending final : public Pending {
 
  private:
   Query query_;
+};
+
+// A history page comes as plain rows (016_history_rows.sql), rendered here
+// with the page's limit.
+class HistoryPending final : public Pending {
+ public:
+  HistoryPending(Query q, bool points, int limit) : query_(std::move(q)), points_(points), limit_(limit) {}
+  const Query& query() const override { return query_; }
+  Response render(const ResultView& result, std::string_view request_id) const override {
+    return points_ ? render_points_page(result, limit_, request_id)
+                   : render_transactions_page(result, limit_, request_id);
+  }
+
+ private:
+  Query query_;
+  bool points_;
+  int limit_;
 };
 
 Prepared statement(std::string_view sql, std::vector<std::optional<std::string>> params,
@@ -88,14 +106,18 @@ Prepared member_read(const Request& r, const std::string& member, std::string_vi
     q = std::get<HistoryQuery>(parsed);
     if (q.before) before = std::to_string(*q.before);
   }
-  const std::string club = std::to_string(r.club_id), rid(r.request_id);
+  const std::string club = std::to_string(r.club_id);
   if (what == "balance") return std::make_unique<BalancePending>(Query{std::string(sql::balance), {club, member}});
-  if (points) {
-    return statement(sql::points,
-                     {club, member, q.filter, std::to_string(q.limit), before, rid});
+  const std::string limit = std::to_string(q.limit);
+  Query query;
+  if (!points) {
+    query = Query{std::string(sql::transactions), {club, member, limit, before}};
+  } else if (q.filter == "all") {
+    query = Query{std::string(sql::points), {club, member, limit, before}};
+  } else {
+    query = Query{std::string(sql::points_filtered), {club, member, q.filter, limit, before}};
   }
-  return statement(sql::transactions,
-                   {club, member, std::to_string(q.limit), before, rid});
+  return std::make_unique<HistoryPending>(std::move(query), points, q.limit);
 }
 
 Prepared bad_redemption_id(const Request& r) {

@@ -13,8 +13,17 @@ inline constexpr std::string_view write = "SELECT mr_write($1, $2::bigint, $3, $
 // Settles that queued together (write_batch.hpp); one jsonb result per row.
 inline constexpr std::string_view write_batch = "SELECT mr_write_batch($1::jsonb)";
 inline constexpr std::string_view balance = "SELECT * FROM mr_balance_row($1::bigint, $2)";
-inline constexpr std::string_view points = "SELECT mr_points($1::bigint, $2, $3, $4::int, $5::bigint, $6)";
-inline constexpr std::string_view transactions = "SELECT mr_transactions($1::bigint, $2, $3::int, $4::bigint, $5)";
+// History pages as plain rows (016_history_rows.sql), rendered by
+// ledger/history_render.cpp: club, member, [filter,] limit, before (NULL:
+// from the newest). Times as extract(epoch ...): the same text whatever
+// the session's DateStyle and TimeZone.
+inline constexpr std::string_view points = "SELECT * FROM mr_points_rows($1::bigint, $2, $3::int, $4::bigint)";
+inline constexpr std::string_view points_filtered =
+    "SELECT * FROM mr_points_rows_filtered($1::bigint, $2, $3, $4::int, $5::bigint)";
+inline constexpr std::string_view transactions =
+    "SELECT created_ms, reversed, external_id, event_id, merchant_id, merchant_name, amount_minor, currency, "
+    "points_delta, extract(epoch FROM occurred_at), extract(epoch FROM settled_at) "
+    "FROM mr_transactions_rows($1::bigint, $2, $3::int, $4::bigint)";
 inline constexpr std::string_view redemption = "SELECT mr_redemption($1::bigint, $2, $3)";
 // GET /api/v1/club: club, environment, request id (015_partner_conveniences.sql).
 inline constexpr std::string_view club = "SELECT mr_club($1::bigint, $2, $3)";
@@ -63,17 +72,19 @@ inline constexpr std::string_view ops_webhook_failures = "SELECT mr_ops_webhook_
 inline constexpr std::string_view ops_webhook_status = "SELECT mr_ops_webhook_status($1, $2)";
 inline constexpr std::string_view ops_webhook_replay = "SELECT mr_ops_webhook_replay($1, $2::timestamptz)";
 
-inline constexpr std::array<std::string_view, 24> prepared = {
+inline constexpr std::array<std::string_view, 25> prepared = {
     write, write_batch, balance, points, transactions, redemption, ready, metrics, payouts, payout_move,
     payout_simulate, club, redemptions, events, webhook_endpoints, webhook_endpoint, webhook_deliveries,
-    webhook_claim, webhook_report, ops_webhooks, ops_webhook_failures, ops_webhook_status, ops_webhook_replay, webhook_report_batch};
+    webhook_claim, webhook_report, ops_webhooks, ops_webhook_failures, ops_webhook_status, ops_webhook_replay,
+    points_filtered, webhook_report_batch};
 
 // Statements that change nothing: the pool may queue them on a connection
 // still busy with other reads (a write there could wait on a lock and hold
 // them up).
-inline constexpr std::array<std::string_view, 15> reads = {
+inline constexpr std::array<std::string_view, 16> reads = {
     balance, points,           transactions,       redemption,          ready,       metrics,
     payouts, club,             redemptions,        events,              webhook_endpoints,
-    webhook_endpoint,          webhook_deliveries, ops_webhooks,        ops_webhook_failures};
+    webhook_endpoint,          webhook_deliveries, ops_webhooks,        ops_webhook_failures,
+    points_filtered};
 
 }  // namespace mr::ledger::sql

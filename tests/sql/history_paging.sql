@@ -1,8 +1,14 @@
--- The before/nextBefore cursor (contract section 6): 250 entries written in
--- one transaction (so many share a wall-clock millisecond) page by 100 as
--- 100 + 100 + 50, newest first, each exactly once, nextBefore = createdAt of
--- the last entry returned and null on the last page, also when that page
--- holds exactly the last `limit` entries. Rolled back at the end.
+-- The before/nextBefore cursor (contract section 6) on the history reads
+-- the API sends (016_history_rows.sql): 250 entries written in one
+-- transaction (so many share a wall-clock millisecond) page by 100 as
+-- 100 + 100 + 50, newest first, each exactly once. A read returns at most
+-- limit + 1 rows; the extra one only says that an older page exists, so
+-- nextBefore (the createdAt of the last entry kept) is exact and null on
+-- the last page, also when that page holds exactly the last `limit`
+-- entries. An unknown member is no row, an empty page one row of NULLs.
+-- The answer's JSON (createdAt's text, nextBefore, field names) is the
+-- module's: tests/unit/ledger/history_render_test.cpp and
+-- tests/integration/history_compare_test.cpp. Rolled back at the end.
 
 CREATE FUNCTION pg_temp.settle(p_ref text, p_member text, p_tx text, p_amount bigint) RETURNS jsonb
 LANGUAGE sql AS $$
@@ -12,44 +18,59 @@ LANGUAGE sql AS $$
     'settledAt', '2026-11-21T10:00:00Z')
 $$;
 
--- Pages through a history function, checking every page; returns the ids seen in order.
-CREATE FUNCTION pg_temp.walk(p_kind text, p_club bigint, p_member text, p_limit int, p_filter text DEFAULT NULL)
+-- One page as the module reads it: the rows (the read's createdAt and an
+-- id), at most limit + 1 of them, and whether they say no member.
+CREATE FUNCTION pg_temp.page(p_kind text, p_club bigint, p_member text, p_limit int, p_before bigint,
+                             p_filter text DEFAULT 'all', OUT ms bigint[], OUT ids text[], OUT no_member boolean)
+LANGUAGE plpgsql AS $$
+BEGIN
+  IF p_kind = 'transactions' THEN
+    SELECT array_agg(r.created_ms), array_agg((CASE WHEN r.reversed THEN 'reversed' ELSE 'settled' END) || ':' ||
+                                              r.external_id || ':' || r.event_id), count(*) = 0
+      INTO ms, ids, no_member FROM mr_transactions_rows(p_club, p_member, p_limit, p_before) r;
+  ELSIF p_filter = 'all' THEN
+    SELECT array_agg(r.created_ms), array_agg(r.entry_id), count(*) = 0
+      INTO ms, ids, no_member FROM mr_points_rows(p_club, p_member, p_limit, p_before) r;
+  ELSE
+    SELECT array_agg(r.created_ms), array_agg(r.entry_id), count(*) = 0
+      INTO ms, ids, no_member FROM mr_points_rows_filtered(p_club, p_member, p_filter, p_limit, p_before) r;
+  END IF;
+  -- One row of NULLs: the member's page is empty.
+  IF ms = ARRAY[NULL::bigint] THEN ms := '{}'; ids := '{}'; END IF;
+  ms := coalesce(ms, '{}');
+  ids := coalesce(ids, '{}');
+END $$;
+
+-- Pages through a history as the module does, checking every page; returns
+-- the ids seen in order.
+CREATE FUNCTION pg_temp.walk(p_kind text, p_club bigint, p_member text, p_limit int, p_filter text DEFAULT 'all')
 RETURNS text[] LANGUAGE plpgsql AS $$
 DECLARE
   v_before bigint;
-  r jsonb;
-  e jsonb;
+  p record;
   v_ids text[] := '{}';
   v_prev_ms bigint;
-  v_ms bigint;
   v_pages int := 0;
 BEGIN
   LOOP
-    IF p_kind = 'points' THEN
-      r := mr_points(p_club, p_member, p_filter, p_limit, v_before, 'req');
-    ELSE
-      r := mr_transactions(p_club, p_member, p_limit, v_before, 'req');
-    END IF;
-    IF r->>'outcome' <> 'ok' THEN RAISE EXCEPTION 'page: %', r; END IF;
+    p := pg_temp.page(p_kind, p_club, p_member, p_limit, v_before, p_filter);
+    IF p.no_member THEN RAISE EXCEPTION 'no member %', p_member; END IF;
     v_pages := v_pages + 1;
-    IF jsonb_array_length(r->'data'->'entries') > p_limit THEN RAISE EXCEPTION 'page longer than limit'; END IF;
-    FOR e IN SELECT * FROM jsonb_array_elements(r->'data'->'entries') LOOP
-      -- createdAt text back to milliseconds: the cursor's unit.
-      v_ms := (extract(epoch FROM (e->>'createdAt')::timestamptz) * 1000)::bigint;
-      IF e->>'createdAt' !~ '^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$' THEN
-        RAISE EXCEPTION 'createdAt format: %', e->>'createdAt';
+    IF cardinality(p.ms) > p_limit + 1 THEN RAISE EXCEPTION 'more than limit + 1 rows'; END IF;
+    FOR i IN 1..least(cardinality(p.ms), p_limit) LOOP
+      IF v_before IS NOT NULL AND p.ms[i] >= v_before THEN RAISE EXCEPTION 'not older than the cursor'; END IF;
+      IF v_prev_ms IS NOT NULL AND p.ms[i] >= v_prev_ms THEN
+        RAISE EXCEPTION 'not strictly newest first: % after %', p.ms[i], v_prev_ms;
       END IF;
-      IF v_prev_ms IS NOT NULL AND v_ms >= v_prev_ms THEN
-        RAISE EXCEPTION 'not strictly newest first: % after %', v_ms, v_prev_ms;
-      END IF;
-      v_prev_ms := v_ms;
-      v_ids := v_ids || coalesce(e->>'id', (e->>'type') || ':' || (e->>'externalTransactionId') || ':' || (e->>'eventId'));
+      v_prev_ms := p.ms[i];
+      v_ids := v_ids || p.ids[i];
     END LOOP;
-    EXIT WHEN r->'data'->'nextBefore' = 'null'::jsonb;
-    IF (r->'data'->>'nextBefore')::bigint <> v_prev_ms THEN
-      RAISE EXCEPTION 'nextBefore % is not the last createdAt %', r->'data'->>'nextBefore', v_prev_ms;
+    -- The extra row, when there is one, is older than the page.
+    IF cardinality(p.ms) = p_limit + 1 AND p.ms[p_limit + 1] >= p.ms[p_limit] THEN
+      RAISE EXCEPTION 'the extra row is not older';
     END IF;
-    v_before := (r->'data'->>'nextBefore')::bigint;
+    EXIT WHEN cardinality(p.ms) <= p_limit;  -- nextBefore null
+    v_before := p.ms[p_limit];                -- nextBefore: the last createdAt kept
     IF v_pages > 1000 THEN RAISE EXCEPTION 'cursor does not end'; END IF;
   END LOOP;
   RETURN v_ids;
@@ -62,6 +83,8 @@ DECLARE
   v_member bigint;
   v_ids text[];
   r jsonb;
+  p record;
+  e record;
   v_last bigint;
 BEGIN
   INSERT INTO clubs (partner_ref, name, earn_rate_bp, currencies) VALUES (v_ref, 'P', 10000, '{GBP}')
@@ -87,52 +110,75 @@ BEGIN
   ASSERT (SELECT count(DISTINCT x) FROM unnest(v_ids) x) = 250, 'each once';
   ASSERT v_ids = (SELECT array_agg(entry_id ORDER BY created_ms DESC) FROM ledger_entries WHERE member_id = v_member),
     'the ledger, newest first';
-  r := mr_points(v_club, 'ann', NULL, 100, NULL, 'req');
-  ASSERT jsonb_array_length(r->'data'->'entries') = 100 AND r->'data'->'entries'->0->>'entryType' = 'earn_reversal', r::text;
-  r := mr_points(v_club, 'ann', NULL, 100, (r->'data'->>'nextBefore')::bigint, 'req');
-  r := mr_points(v_club, 'ann', NULL, 100, (r->'data'->>'nextBefore')::bigint, 'req');
-  ASSERT jsonb_array_length(r->'data'->'entries') = 50 AND r->'data'->'nextBefore' = 'null'::jsonb, 'last page of 50';
-  -- A page holding exactly the last `limit` entries already says null.
+  -- The first page: 100 and the extra row; the newest is the reversal.
+  p := pg_temp.page('points', v_club, 'ann', 100, NULL);
+  ASSERT cardinality(p.ms) = 101 AND p.ids[1] = (SELECT entry_id FROM ledger_entries
+                                                WHERE member_id = v_member AND entry_type = 'earn_reversal'), p::text;
+  p := pg_temp.page('points', v_club, 'ann', 100, p.ms[100]);
+  ASSERT cardinality(p.ms) = 101, 'second page';
+  p := pg_temp.page('points', v_club, 'ann', 100, p.ms[100]);
+  ASSERT cardinality(p.ms) = 50, 'last page of 50: no extra row, nextBefore null';
+  -- A page holding exactly the last `limit` entries has no extra row either.
   ASSERT cardinality(pg_temp.walk('points', v_club, 'ann', 50)) = 250, 'by 50: 5 full pages';
-  r := mr_points(v_club, 'ann', NULL, 100, (SELECT created_ms FROM ledger_entries WHERE member_id = v_member
-                                              ORDER BY created_ms LIMIT 1 OFFSET 100), 'req');
-  ASSERT jsonb_array_length(r->'data'->'entries') = 100 AND r->'data'->'nextBefore' = 'null'::jsonb,
-    format('exactly the last 100: %s', r->'data'->'nextBefore');
-  -- before = the oldest entry: an empty page, nextBefore null.
+  p := pg_temp.page('points', v_club, 'ann', 100, (SELECT created_ms FROM ledger_entries WHERE member_id = v_member
+                                                  ORDER BY created_ms LIMIT 1 OFFSET 100));
+  ASSERT cardinality(p.ms) = 100, format('exactly the last 100: %s rows', cardinality(p.ms));
+  -- before = the oldest entry: an empty page (the member's row of NULLs).
   SELECT min(created_ms) INTO v_last FROM ledger_entries WHERE member_id = v_member;
-  r := mr_points(v_club, 'ann', NULL, 100, v_last, 'req');
-  ASSERT r->'data' = '{"entries": [], "nextBefore": null}'::jsonb, r::text;
+  p := pg_temp.page('points', v_club, 'ann', 100, v_last);
+  ASSERT cardinality(p.ms) = 0 AND NOT p.no_member, p::text;
+  ASSERT (SELECT count(*) FROM mr_points_rows(v_club, 'ann', 100, v_last) x WHERE x IS NULL) = 1, 'one row of NULLs';
+  ASSERT (SELECT count(*) FROM mr_transactions_rows(v_club, 'ann', 100, v_last) x WHERE x IS NULL) = 1;
+  ASSERT (SELECT count(*) FROM mr_points_rows_filtered(v_club, 'ann', 'earned', 100, v_last) x WHERE x IS NULL) = 1;
 
   -- Filters page the same way.
   ASSERT cardinality(pg_temp.walk('points', v_club, 'ann', 100, 'earned')) = 249, 'earned';
   ASSERT cardinality(pg_temp.walk('points', v_club, 'ann', 100, 'reversed')) = 1, 'reversed';
   ASSERT cardinality(pg_temp.walk('points', v_club, 'ann', 100, 'adjusted')) = 0, 'adjusted';
+  -- The filtered read takes a filter's first and second entry type: a
+  -- filter naming a third would lose entries.
+  ASSERT (SELECT max(cardinality(mr_filter_types(f)))
+          FROM unnest(ARRAY['earned', 'reversed', 'reserved', 'redeemed', 'released', 'adjusted']) f) = 2,
+    'every filter names one or two entry types';
+  ASSERT (SELECT bool_and(mr_filter_types(f) IS NOT NULL)
+          FROM unnest(ARRAY['earned', 'reversed', 'reserved', 'redeemed', 'released', 'adjusted']) f), 'each names one';
 
-  -- One earn entry's exact shape.
-  r := mr_points(v_club, 'ann', 'earned', 1, NULL, 'req')->'data'->'entries'->0;
-  ASSERT r - 'id' - 'createdAt' = jsonb_build_object('entryType', 'earn_award', 'description', 'Points for Corner Shop',
-    'pointsDelta', 249, 'pointsDeltaAvailable', 249, 'pointsDeltaReserved', 0, 'cashValueMinor', NULL,
-    'currency', 'GBP', 'merchantName', 'Corner Shop', 'merchantId', 'shop-1', 'externalTransactionId', 'tx-249',
-    'ledgerGroupId', v_club || ':tx-249'), r::text;
-  ASSERT r->>'id' ~ '^le_[0-9a-f]{24}$', r->>'id';
+  -- One earn entry's exact columns (pointsDelta is available + reserved,
+  -- ledgerGroupId club_id:group_ref).
+  SELECT * INTO e FROM mr_points_rows_filtered(v_club, 'ann', 'earned', 1, NULL) LIMIT 1;
+  ASSERT (e.entry_type, e.description, e.delta_available + e.delta_reserved, e.delta_available, e.delta_reserved,
+          e.cash_value_minor, e.currency, e.merchant_name, e.merchant_id, e.external_tx_id,
+          e.club_id || ':' || e.group_ref)
+       IS NOT DISTINCT FROM ('earn_award', 'Points for Corner Shop', 249::bigint, 249::bigint, 0::bigint, NULL::bigint, 'GBP'::char(3),
+          'Corner Shop', 'shop-1', 'tx-249', v_club || ':tx-249'), e::text;
+  ASSERT e.entry_id ~ '^le_[0-9a-f]{24}$', e.entry_id;
 
   -- Transactions: 249 settled + 1 reversed = 250 by 100.
   v_ids := pg_temp.walk('transactions', v_club, 'ann', 100);
   ASSERT cardinality(v_ids) = 250 AND (SELECT count(DISTINCT x) FROM unnest(v_ids) x) = 250, 'transactions each once';
   ASSERT v_ids[1] = 'reversed:tx-7:rev-1', v_ids[1];
-  r := mr_transactions(v_club, 'ann', 1, NULL, 'req')->'data'->'entries'->0;
-  ASSERT r - 'createdAt' = jsonb_build_object('externalTransactionId', 'tx-7', 'type', 'reversed', 'eventId', 'rev-1',
-    'merchantId', 'shop-1', 'merchantName', 'Corner Shop', 'amountMinor', 3, 'currency', 'GBP', 'pointsDelta', -3,
-    'occurredAt', '2026-11-22T10:00:00.000Z'), r::text;
-  r := mr_transactions(v_club, 'ann', 2, NULL, 'req')->'data'->'entries'->1;
-  ASSERT r - 'createdAt' = jsonb_build_object('externalTransactionId', 'tx-249', 'type', 'settled',
-    'eventId', 'ev-tx-249', 'merchantId', 'shop-1', 'merchantName', 'Corner Shop', 'amountMinor', 249,
-    'currency', 'GBP', 'pointsDelta', 249, 'occurredAt', '2026-11-20T10:00:00.500Z',
-    'settledAt', '2026-11-21T10:00:00.000Z'), r::text;
+  -- A reversal carries the reversed amount, a negative pointsDelta, its
+  -- transaction's merchant fields, and no settledAt.
+  SELECT * INTO e FROM mr_transactions_rows(v_club, 'ann', 1, NULL) LIMIT 1;
+  ASSERT (e.external_id, e.reversed, e.event_id, e.merchant_id, e.merchant_name, e.amount_minor, e.currency,
+          e.points_delta, e.occurred_at, e.settled_at)
+       IS NOT DISTINCT FROM ('tx-7', true, 'rev-1', 'shop-1', 'Corner Shop', 3::bigint, 'GBP'::char(3), -3::bigint,
+          timestamptz '2026-11-22T10:00:00Z', NULL::timestamptz), e::text;
+  SELECT * INTO e FROM mr_transactions_rows(v_club, 'ann', 2, NULL) OFFSET 1 LIMIT 1;
+  ASSERT (e.external_id, e.reversed, e.event_id, e.merchant_id, e.merchant_name, e.amount_minor, e.currency,
+          e.points_delta, e.occurred_at, e.settled_at)
+       IS NOT DISTINCT FROM ('tx-249', false, 'ev-tx-249', 'shop-1', 'Corner Shop', 249::bigint, 'GBP'::char(3), 249::bigint,
+          timestamptz '2026-11-20T10:00:00.5Z', timestamptz '2026-11-21T10:00:00Z'), e::text;
 
-  -- An unknown member on every read.
-  ASSERT mr_points(v_club, 'nobody', NULL, 10, NULL, 'req')->>'outcome' = 'cardholder_not_found';
-  ASSERT mr_transactions(v_club, 'nobody', 10, NULL, 'req')->>'outcome' = 'cardholder_not_found';
+  -- An unknown member on every read: no row.
+  ASSERT (pg_temp.page('points', v_club, 'nobody', 10, NULL)).no_member;
+  ASSERT (pg_temp.page('points', v_club, 'nobody', 10, NULL, 'earned')).no_member;
+  ASSERT (pg_temp.page('transactions', v_club, 'nobody', 10, NULL)).no_member;
+  INSERT INTO clubs (partner_ref, name, earn_rate_bp, currencies) VALUES (v_ref || '-other', 'O', 100, '{GBP}')
+  RETURNING club_id INTO v_last;
+  INSERT INTO members (club_id, external_id, first_name, last_name, email) VALUES (v_last, 'bob', 'B', 'C', 'b@c.d');
+  ASSERT (pg_temp.page('points', v_club, 'bob', 10, NULL)).no_member, 'another club''s member';
+  ASSERT (pg_temp.page('transactions', v_club, 'bob', 10, NULL)).no_member, 'another club''s member';
   ASSERT mr_balance(v_club, 'nobody', 'req')->>'outcome' = 'cardholder_not_found';
   RAISE EXCEPTION USING ERRCODE = 'P0001', MESSAGE = 'rollback';
 EXCEPTION WHEN raise_exception THEN

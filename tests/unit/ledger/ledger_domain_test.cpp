@@ -278,7 +278,7 @@ Test(rendering, outcomes) {
 }
 
 Test(rendering, pending_renders_the_single_row) {
-  Prepared p = prepare(req("GET", "/api/v1/members/m1/transactions"));
+  Prepared p = prepare(req("GET", "/api/v1/club"));
   auto& pending = std::get<std::unique_ptr<Pending>>(p);
   const FakeResult result(R"({"outcome":"ok","requestId":"rid","data":{"pointsBalance":5}})");
   auto r = pending->render(result, "rid");
@@ -561,14 +561,14 @@ Test(queries, bad_parameter_named_in_valid_json) {
 Test(queries, statements_for_histories) {
   Prepared p = prepare(req("GET", "/api/v1/members/m1/points", "", "filter=reserved&limit=999999999999999999999"));
   const Query& q = pending_query(p);
-  cr_expect(q.sql.starts_with("SELECT mr_points("));
+  cr_expect(q.sql.find(" mr_points_rows_filtered(") != std::string::npos);
   cr_expect_eq(*q.params[1], std::string("m1"));
   cr_expect_eq(*q.params[2], std::string("reserved"));
   cr_expect_eq(*q.params[3], std::string("100"));
   cr_expect(!q.params[4].has_value(), "no before: NULL cursor");
   Prepared t = prepare(req("GET", "/api/v1/members/m1/transactions", "", "before=1700000000000&limit=7"));
   const Query& tq = pending_query(t);
-  cr_expect(tq.sql.starts_with("SELECT mr_transactions("));
+  cr_expect(tq.sql.find(" mr_transactions_rows(") != std::string::npos);
   cr_expect_eq(*tq.params[2], std::string("7"));
   cr_expect_eq(*tq.params[3], std::string("1700000000000"));
   auto huge = std::get<HistoryQuery>(parse_history_query("before=99999999999999999999", true));
