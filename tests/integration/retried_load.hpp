@@ -195,7 +195,14 @@ inline void expect_each_applied_once(MrClient& c, const std::vector<Award>& awar
                awards.size());
 
   for (const auto& [member, points] : want_balance) {
-    const auto r = c.get("/api/v1/members/" + member + "/balance");
+    // Right after a fault the pool may still be reconnecting: a 503 is
+    // retried, as a partner would; the balance itself must be exact.
+    auto r = c.get("/api/v1/members/" + member + "/balance");
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (transient(r) && std::chrono::steady_clock::now() < give_up) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      r = c.get("/api/v1/members/" + member + "/balance");
+    }
     cr_assert_eq(r.status, 200, "%s", r.body.c_str());
     cr_expect_eq(i64(data_of(r), "pointsBalance"), points, "member %s", member.c_str());
   }

@@ -240,7 +240,8 @@ Test(test_helper, a_payout_result_through_mr_write) {
   cr_expect_eq(std::string(cmd["failureReason"].GetString()), "closed");
   cr_expect(!cmd.HasMember("x"), "unknown fields are not passed on");
   Prepared s = prepare(req("POST", path, R"({"partnerRef":"club-a","outcome":"succeeded"})", "", true));
-  cmd.Parse(pending_query(s).params[6]->data());
+  const std::string& second = *pending_query(s).params[6];
+  cmd.Parse(second.data(), second.size());
   cr_expect_eq(std::string(cmd["outcome"].GetString()), "succeeded");
   cr_expect(!cmd.HasMember("failureReason"));
   cr_expect_eq(code_of(immediate(req("GET", path, "", "", true))), std::string("method_not_allowed"));
