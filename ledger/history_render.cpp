@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstring>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -9,6 +10,7 @@
 #include "ledger/errors.hpp"
 #include "ledger/json_text.hpp"
 #include "ledger/result_render.hpp"
+#include "ledger/text_rules.hpp"
 
 namespace mr::ledger {
 namespace {
@@ -88,6 +90,7 @@ class Page {
     return true;
   }
   const std::vector<int>& rows() const { return order_; }
+  std::int64_t ms(int row) const { return ms_[static_cast<std::size_t>(row)]; }
   std::optional<std::int64_t> next_before() const { return next_before_; }
   std::size_t size_hint() const { return 64 + order_.size() * 400; }
 
@@ -99,78 +102,107 @@ class Page {
   std::optional<std::int64_t> next_before_;
 };
 
+// RapidJSON's writer with a shortcut for text that needs no escaping
+// (is_json_plain: every member name, and most values): copied as it is
+// between its quotes, where RapidJSON's String looks at a byte at a time.
+// Under perf, member names and values written through String were over a
+// third of a page's work in the worker. Anything else goes through String.
+class PageWriter final : public JsonText {
+ public:
+  using JsonText::JsonText;
+  // A member name of this file's own: plain by construction.
+  void name(std::string_view key) { copy(key); }
+  void text(std::string_view s) {
+    if (is_json_plain(s)) {
+      copy(s);
+    } else {
+      String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
+    }
+  }
+  // A bigint as PostgreSQL writes it ([-]digits, no leading zero): the
+  // same text RapidJSON writes for that number, copied; false otherwise.
+  bool integer(std::string_view t) {
+    const std::string_view digits = !t.empty() && t.front() == '-' ? t.substr(1) : t;
+    const bool is_digits =
+        !digits.empty() && std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; });
+    // No leading zero, no "-0", at most 19 digits.
+    if (!is_digits || digits.size() > 19 || (digits.front() == '0' && t.size() > 1)) return false;
+    return RawValue(t.data(), t.size(), rapidjson::kNumberType);
+  }
+
+ private:
+  void copy(std::string_view s) {
+    Prefix(rapidjson::kStringType);
+    char* p = os_->Push(s.size() + 2);
+    p[0] = '"';
+    std::memcpy(p + 1, s.data(), s.size());
+    p[s.size() + 1] = '"';
+    EndValue(true);
+  }
+};
+
 // Writes one row's columns as jsonb_build_object did: NULL is null.
 class Fields {
  public:
-  Fields(JsonWriter& w, const ResultView& rows, int row) : w_(w), rows_(rows), row_(row) {}
+  Fields(PageWriter& w, const ResultView& rows, int row) : w_(w), rows_(rows), row_(row) {}
 
   bool null(int col) const { return rows_.is_null(row_, col); }
   std::string_view text(int col) const { return rows_.value(row_, col); }
 
-  void str(const char* key, int col) {
-    w_.Key(key);
+  void str(std::string_view key, int col) {
+    w_.name(key);
     if (null(col)) {
       w_.Null();
     } else {
-      const auto v = text(col);
-      w_.String(v.data(), static_cast<rapidjson::SizeType>(v.size()));
+      w_.text(text(col));
     }
   }
-  void str(const char* key, std::string_view v) {
-    w_.Key(key);
-    w_.String(v.data(), static_cast<rapidjson::SizeType>(v.size()));
+  void str(std::string_view key, std::string_view v) {
+    w_.name(key);
+    w_.text(v);
   }
-  void number(const char* key, int col) {
-    w_.Key(key);
+  void number(std::string_view key, int col) {
+    w_.name(key);
     if (null(col)) {
       w_.Null();
-    } else if (const auto v = int_of(text(col))) {
-      w_.Int64(*v);
-    } else {
+    } else if (!w_.integer(text(col))) {
       ok_ = false;
+      w_.Null();
     }
   }
-  void number_value(const char* key, std::int64_t v) {
-    w_.Key(key);
+  void number_value(std::string_view key, std::int64_t v) {
+    w_.name(key);
     w_.Int64(v);
   }
-  void null_value(const char* key) {
-    w_.Key(key);
+  void null_value(std::string_view key) {
+    w_.name(key);
     w_.Null();
   }
-  // The entry's createdAt, from its milliseconds.
-  void ms_time(const char* key, std::int64_t ms) {
+  // A time from its milliseconds.
+  void ms_time(std::string_view key, std::int64_t ms) {
     char buf[40];
     const auto n = write_ms_text(ms, buf);
-    w_.Key(key);
-    w_.String(buf, static_cast<rapidjson::SizeType>(n));
+    w_.name(key);
+    w_.name({buf, n});  // digits, '-', ':', '.', 'T', 'Z': plain
   }
   // occurredAt / settledAt, from extract(epoch FROM ...): mr_ts_text gave
   // null for NULL and for an infinite time.
-  void epoch_time(const char* key, int col) {
-    w_.Key(key);
-    if (null(col) || text(col) == "Infinity" || text(col) == "-Infinity") {
-      w_.Null();
-      return;
-    }
+  void epoch_time(std::string_view key, int col) {
+    if (null(col) || text(col) == "Infinity" || text(col) == "-Infinity") return null_value(key);
     const auto us = epoch_text_us(text(col));
     if (!us) {
       ok_ = false;
-      w_.Null();
-      return;
+      return null_value(key);
     }
     // Floor division: to_char's MS is the fraction of the second, which
     // counts up from the second before a time earlier than 1970.
-    const std::int64_t ms = *us / 1000 - (*us % 1000 < 0 ? 1 : 0);
-    char buf[40];
-    const auto n = write_ms_text(ms, buf);
-    w_.String(buf, static_cast<rapidjson::SizeType>(n));
+    ms_time(key, *us / 1000 - (*us % 1000 < 0 ? 1 : 0));
   }
   bool ok() const { return ok_; }
   void fail() { ok_ = false; }
 
  private:
-  JsonWriter& w_;
+  PageWriter& w_;
   const ResultView& rows_;
   int row_;
   bool ok_ = true;
@@ -189,7 +221,7 @@ Response render_page(const ResultView& rows, int limit, std::string_view request
   if (limit < 1 || limit > kMaxLimit) return internal(request_id);
   Page page(rows, limit);
   if (!page.read()) return internal(request_id);
-  JsonText w(page.size_hint());
+  PageWriter w(page.size_hint());
   bool ok = true;
   w.StartObject();
   w.Key("ok");
@@ -201,7 +233,7 @@ Response render_page(const ResultView& rows, int limit, std::string_view request
   for (const int r : page.rows()) {
     Fields f(w, rows, r);
     w.StartObject();
-    entry(f);
+    entry(f, page.ms(r));
     w.EndObject();
     ok = ok && f.ok();
   }
@@ -281,11 +313,9 @@ std::optional<std::int64_t> epoch_text_us(std::string_view t) {
 
 Response render_points_page(const ResultView& rows, int limit, std::string_view request_id) {
   std::string group;  // ledgerGroupId, reused from row to row
-  return render_page(rows, limit, request_id, [&](Fields& f) {
+  return render_page(rows, limit, request_id, [&](Fields& f, std::int64_t ms) {
     f.str("id", p_entry_id);
     f.str("currency", p_currency);
-    std::int64_t ms = 0;
-    if (const auto v = int_of(f.text(p_created_ms))) ms = *v;
     f.ms_time("createdAt", ms);
     f.str("entryType", p_entry_type);
     f.str("merchantId", p_merchant_id);
@@ -315,14 +345,12 @@ Response render_points_page(const ResultView& rows, int limit, std::string_view 
 }
 
 Response render_transactions_page(const ResultView& rows, int limit, std::string_view request_id) {
-  return render_page(rows, limit, request_id, [&](Fields& f) {
+  return render_page(rows, limit, request_id, [&](Fields& f, std::int64_t ms) {
     if (f.null(t_reversed) || (f.text(t_reversed) != "t" && f.text(t_reversed) != "f")) f.fail();
     const bool reversed = f.text(t_reversed) == "t";
     f.str("type", reversed ? std::string_view("reversed") : std::string_view("settled"));
     f.str("eventId", t_event_id);
     f.str("currency", t_currency);
-    std::int64_t ms = 0;
-    if (const auto v = int_of(f.text(t_created_ms))) ms = *v;
     f.ms_time("createdAt", ms);
     if (!reversed) f.epoch_time("settledAt", t_settled_epoch);
     f.str("merchantId", t_merchant_id);

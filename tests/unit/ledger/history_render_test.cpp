@@ -198,6 +198,16 @@ Test(history_render, rows_that_are_not_the_statements_are_internal_errors) {
   e = entry(5);
   e[6] = "abc";
   cr_expect_eq(render_points_page(FakeRows({e}), 10, "rid").status, 500);
+  // Integers are copied as PostgreSQL wrote them: anything but its form is refused.
+  for (const char* bad : {"010", "-0", "+5", "1e3", "1.0", "", "-", "12345678901234567890"}) {
+    e = entry(5);
+    e[6] = bad;  // cashValueMinor
+    cr_expect_eq(render_points_page(FakeRows({e}), 10, "rid").status, 500, "%s accepted", bad);
+  }
+  e = entry(5);
+  e[6] = "-9223372036854775808";
+  cr_expect(render_points_page(FakeRows({e}), 10, "rid").body.find(R"("cashValueMinor":-9223372036854775808,)") !=
+            std::string::npos);
   e = entry(5);
   e[4] = std::to_string(LLONG_MAX);
   e[5] = "1";
