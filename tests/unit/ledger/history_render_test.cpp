@@ -249,7 +249,10 @@ Test(history_render, epoch_text_to_microseconds) {
                                       return t;
                                     }()}),
                                     10, "rid");
-  cr_expect_str_eq(parse(r.body)["data"]["entries"][0]["occurredAt"].GetString(), "1969-12-31T23:59:59.999Z");
+  // The document outlives the comparison: cr_expect_str_eq reads its
+  // arguments after the full expression, when a temporary is gone.
+  const auto doc = parse(r.body);
+  cr_expect_str_eq(doc["data"]["entries"][0]["occurredAt"].GetString(), "1969-12-31T23:59:59.999Z");
 }
 
 // Each history route sends its statement: points without a filter, points
