@@ -498,8 +498,10 @@ Test(redemptions_list, filters) {
       cr_expect_eq(s(e, "status"), std::string(st));
     }
   }
-  auto entry = list(c, "requestId=" + rq_failed).entries.at(0).GetObject();
-  cr_expect_eq(s(entry["payout"], "status"), std::string("failed"));
+  // The page is kept: GetObject() is a view into a document it owns.
+  const auto page = list(c, "requestId=" + rq_failed);
+  cr_assert(!page.entries.empty());
+  cr_expect_eq(s(page.entries.at(0)["payout"], "status"), std::string("failed"));
 }
 
 // The sandbox test helper moves a payout as the operator's report does:

@@ -383,7 +383,8 @@ Test(webhook_bodies, update_rotate_delete_replay) {
 
   q = query_of(req("POST", "/api/v1/webhook-endpoints/we_9/delete", R"({"partnerRef":"club-a"})"));
   cr_expect_eq(*q.params[0], std::string("webhook_delete"));
-  cr_expect_str_eq(json(*q.params[6])["endpointId"].GetString(), "we_9");
+  const auto doc1 = json(*q.params[6]);  // outlives the macro's late read
+  cr_expect_str_eq(doc1["endpointId"].GetString(), "we_9");
 
   q = query_of(req("POST", "/api/v1/webhook-endpoints/we_9/replay",
                    R"({"partnerRef":"club-a","since":"2026-11-20T10:00:00.5+00:00"})"));
@@ -461,7 +462,8 @@ Test(webhook_render, rotate_reveals_other_answers_conceal) {
   const auto rot = render(req("POST", "/api/v1/webhook-endpoints/we_new/rotate-secret", R"({"partnerRef":"club-a"})"),
                           rotated);
   cr_expect_eq(rot.status, 200);
-  cr_expect_str_eq(json(rot.body)["data"]["secret"].GetString(), "whsec_plain-we_new");
+  const auto doc2 = json(rot.body);  // outlives the macro's late read
+  cr_expect_str_eq(doc2["data"]["secret"].GetString(), "whsec_plain-we_new");
 
   // A GET or an update never shows a secret, even if the result had one.
   for (const auto& r : {req("GET", "/api/v1/webhook-endpoints/we_new"),
@@ -493,7 +495,8 @@ Test(webhook_render, failures_as_every_result) {
                                   R"({"outcome": "webhook_endpoint_not_found", "requestId": "r0", "replayed": true})");
   cr_expect_eq(replayed_nf.status, 404);
   cr_expect(replayed_nf.replayed);
-  cr_expect_str_eq(json(replayed_nf.body)["error"]["requestId"].GetString(), "r0", "a replay names the first request");
+  const auto doc3 = json(replayed_nf.body);  // outlives the macro's late read
+  cr_expect_str_eq(doc3["error"]["requestId"].GetString(), "r0", "a replay names the first request");
 
   const auto limit = render(req("POST", "/api/v1/webhook-endpoints", kCreate),
                             R"({"outcome": "invalid_request", "requestId": "r", "message": "A club has at most 16.",)"
