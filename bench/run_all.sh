@@ -14,8 +14,11 @@
 #   balance   signed GET balance vs pgbench's prepared PK select of the member
 #             row and vs pgbench SELECT mr_balance(...), 32 clients each
 #   history   first and oldest page of /points and /transactions for a member
-#             with 1,000,000 entries vs one with 10; /metrics, /readyz and
-#             mrctl audit on the big books vs the small ones
+#             with 1,000,000 entries vs one with 10; the same pages (limit 10
+#             and 50, /points also with filter=reversed) vs pgbench's
+#             prepared keyset select of the same rows, 32 clients each;
+#             /metrics, /readyz and mrctl audit on the big books vs the
+#             small ones
 #   settle    settled POSTs for many members of one club, 8 and 32 clients,
 #             vs pgbench's per-transaction award at the same concurrency
 #   events    settled POSTs with one enabled webhook endpoint (nginx's own
@@ -178,7 +181,7 @@ http() {
 pg() {
   local name=$1 clients=$2 script=$3 out; shift 3
   out=$(pgbench -n -M prepared -h 127.0.0.1 -p "$MR_PG_PORT" -U postgres -c "$clients" -j 2 -T "$secs" \
-          -f "$repo/bench/$script" "$@" mr 2>&1) || true
+          -f "$([[ $script = /* ]] && echo "$script" || echo "$repo/bench/$script")" "$@" mr 2>&1) || true
   rate=$(sed -n 's/^tps = \([0-9.]*\).*/\1/p' <<<"$out" | head -1)
   rate=${rate:+$(printf '%.1f' "$rate")}
   p50=$(sed -n 's/^latency average = \([0-9.]*\) ms/\1/p' <<<"$out") p99=- failed=$(sed -n 's/^number of failed transactions: \([0-9]*\).*/\1/p' <<<"$out")
@@ -336,6 +339,72 @@ if wants history; then
     http "GET /$what?limit=$page_limit oldest page, $big entries" --url "$api" --conns 8 --method GET \
       --path "/api/v1/members/big/$what?limit=$page_limit&before=$big_cursor" "${signed[@]}"
     row "GET /$what?limit=$page_limit oldest page, member with $big entries" "$rate" "$p50" "$p99" "$failed" "$cpu_us" "$(ratio "$rate" "$small_rate") of 10 entries" "≥ 0.5"
+  done
+
+  # Against PostgreSQL's own read of the same rows (issue 28): pgbench
+  # -M prepared, a keyset select of the page's rows (limit + 1, as the API
+  # reads them) for the big member by its member_id: no member lookup, no
+  # rendering, columns as stored; the API at the same concurrency (32, as
+  # the balance lines; MR_BENCH_HISTORY_CONNS sets both). The floor keeps
+  # one plan per connection (plan_cache_mode=force_generic_plan, and the
+  # LIMIT written into the script): left to choose, PostgreSQL planned the
+  # transactions select at limit 50 again at every execution on these
+  # books (300 against 107 us of server CPU per page), a floor lower than
+  # the API's own statements, which keep theirs (016_history_rows.sql).
+  # Floor and API take turns, a slice each per round, as the balance lines do.
+  rounds=$([ $smoke = 1 ] && echo 1 || echo "${MR_BENCH_HISTORY_ROUNDS:-3}")
+  slice=$(( secs / rounds > 0 ? secs / rounds : 1 ))
+  hconns=${MR_BENCH_HISTORY_CONNS:-32}
+  echo "history vs keyset select ($rounds rounds of ${slice}s, $hconns connections)" >&2
+  keyset_sql() {  # kind limit: the floor's statement for the page of `limit`
+    local n=$(( $2 + 1 ))
+    case $1 in
+      points) echo "SELECT * FROM ledger_entries WHERE member_id = :member AND created_ms < :before ORDER BY created_ms DESC LIMIT $n;" ;;
+      reversed) echo "SELECT * FROM ledger_entries WHERE member_id = :member AND entry_type = 'earn_reversal' AND created_ms < :before ORDER BY created_ms DESC LIMIT $n;" ;;
+      transactions)  # settled rows and reversal rows, the reversal's merchant fields from its transaction
+        echo "SELECT * FROM ((SELECT created_ms, external_id, event_id, merchant_id, merchant_name, amount_minor, currency, points, occurred_at, settled_at FROM transactions WHERE member_id = :member AND created_ms < :before ORDER BY created_ms DESC LIMIT $n) UNION ALL (SELECT r.created_ms, t.external_id, r.event_id, t.merchant_id, t.merchant_name, r.amount_minor, t.currency, -r.points, r.occurred_at, NULL FROM reversals r JOIN transactions t USING (tx_id) WHERE r.member_id = :member AND r.created_ms < :before ORDER BY r.created_ms DESC LIMIT $n)) u ORDER BY created_ms DESC LIMIT $n;" ;;
+    esac
+  }
+  oldest_cursor() {  # kind limit: createdAt just above the `limit` oldest rows of the kind
+    case $1 in
+      points) q -c "SELECT created_ms FROM ledger_entries WHERE member_id = $big_id ORDER BY created_ms LIMIT 1 OFFSET $2" ;;
+      reversed) q -c "SELECT created_ms FROM ledger_entries WHERE member_id = $big_id AND entry_type = 'earn_reversal' ORDER BY created_ms LIMIT 1 OFFSET $2" ;;
+      transactions) q -c "SELECT ms FROM (SELECT created_ms AS ms FROM transactions WHERE member_id = $big_id UNION ALL SELECT created_ms FROM reversals WHERE member_id = $big_id) u ORDER BY ms LIMIT 1 OFFSET $2" ;;
+    esac
+  }
+  for kind in points reversed transactions; do
+    case $kind in
+      points) path=/api/v1/members/big/points filter= label=/points ;;
+      reversed) path=/api/v1/members/big/points filter="&filter=reversed" label="/points?filter=reversed" ;;
+      transactions) path=/api/v1/members/big/transactions filter= label=/transactions ;;
+    esac
+    for limit in 10 50; do
+      keyset_sql "$kind" "$limit" > "$dir/keyset-$kind-$limit.sql"
+      for which in first oldest; do
+        if [ "$which" = first ]; then
+          cursor=9223372036854775807 query="limit=$limit"
+        else
+          cursor=$(oldest_cursor "$kind" "$limit") query="limit=$limit&before=$cursor"
+        fi
+        key="$kind-$limit-$which"
+        for ((round = 1; round <= rounds; round++)); do
+          secs=$slice PGOPTIONS="-c plan_cache_mode=force_generic_plan" \
+            pg "keyset select, $key, round $round" "$hconns" "$dir/keyset-$kind-$limit.sql" \
+            -D member="$big_id" -D before="$cursor"
+          tally "floor-$key" "$rounds"
+          run_secs=$slice http "GET $key, round $round" --url "$api" --conns "$hconns" --method GET \
+            --path "$path?$query$filter" "${signed[@]}"
+          tally "api-$key" "$rounds"
+        done
+        row "pgbench -M prepared keyset select of the same rows: $label limit=$limit $which page, $hconns clients (floor)" \
+            "$(printf '%.1f' "${t_rate[floor-$key]}")" "$(printf '%.3f' "${t_p50[floor-$key]}") (avg)" - \
+            "${t_failed[floor-$key]}" - "1.00" -
+        row "GET $label limit=$limit $which page, member with $big entries, $hconns connections" \
+            "$(printf '%.1f' "${t_rate[api-$key]}")" "$(printf '%.3f' "${t_p50[api-$key]}")" "${t_p99[api-$key]}" \
+            "${t_failed[api-$key]}" "$(printf '%.1f' "${t_cpu[api-$key]}")" \
+            "$(ratio "${t_rate[api-$key]}" "${t_rate[floor-$key]}") of keyset select" "≥ 0.6"
+      done
+    done
   done
 fi
 
