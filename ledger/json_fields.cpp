@@ -255,4 +255,14 @@ bool contains_club_id(const rapidjson::Value& v) {
   return false;
 }
 
+std::optional<Error> parse_partner_body(std::string_view body, rapidjson::Document& d) {
+  std::string why;
+  if (!parse_object(body, d, why)) return Error{ErrorCode::invalid_request, why, {}};
+  if (contains_club_id(d)) {
+    return Error{ErrorCode::invalid_request, "The club is taken from the key; remove clubId.",
+                 {{"clubId", "is not accepted"}}};
+  }
+  return std::nullopt;
+}
+
 }  // namespace mr::ledger

@@ -73,4 +73,8 @@ bool parse_object(std::string_view body, rapidjson::Document& d, std::string& wh
 // accepted (its depth limit bounds the recursion).
 bool contains_club_id(const rapidjson::Value& v);
 
+// A partner POST's body: parse_object, then no clubId anywhere (the club
+// comes from the key, contract section 1). The invalid_request when not.
+std::optional<Error> parse_partner_body(std::string_view body, rapidjson::Document& d);
+
 }  // namespace mr::ledger

@@ -266,13 +266,8 @@ std::string_view webhook_op_name(WebhookOp op) {
 
 std::variant<Error, WebhookBody> parse_webhook_body(WebhookOp op, std::string_view body,
                                                     std::string_view environment) {
-  std::string why;
   JsonDocument doc;
-  if (!parse_object(body, doc, why)) return Error{ErrorCode::invalid_request, why, {}};
-  if (contains_club_id(doc)) {
-    return Error{ErrorCode::invalid_request, "The club is taken from the key; remove clubId.",
-                 {{"clubId", "is not accepted"}}};
-  }
+  if (auto refused = parse_partner_body(body, doc)) return *std::move(refused);
   const bool sandbox = environment == "sandbox";
   std::vector<FieldProblem> problems;
   Fields f(problems);

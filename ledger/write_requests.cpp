@@ -31,13 +31,8 @@ void put(Writer& w, const char* key, const std::optional<std::int64_t>& v) {
 // the problems into invalid_request or write the command.
 Parsed build(std::string_view body, const char* op,
              const std::function<void(const rapidjson::Document&, Fields&, Writer&)>& read) {
-  std::string why;
   JsonDocument doc;
-  if (!parse_object(body, doc, why)) return Error{ErrorCode::invalid_request, why, {}};
-  if (contains_club_id(doc)) {
-    return Error{ErrorCode::invalid_request, "The club is taken from the key; remove clubId.",
-                 {{"clubId", "is not accepted"}}};
-  }
+  if (auto refused = parse_partner_body(body, doc)) return *std::move(refused);
   std::vector<FieldProblem> problems;
   Fields f(problems);
   JsonText w(body.size());  // a command is about the body's size
