@@ -23,20 +23,6 @@ namespace {
 
 void pause_ms(int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); }
 
-// "a b\n c d\n" -> {a: b, c: d}
-std::map<std::string, std::string> pairs(const std::string& rows) {
-  std::map<std::string, std::string> out;
-  for (std::size_t at = 0; at < rows.size();) {
-    std::size_t eol = rows.find('\n', at);
-    if (eol == std::string::npos) eol = rows.size();
-    const std::string line = rows.substr(at, eol - at);
-    at = eol + 1;
-    const std::size_t sp = line.find(' ');
-    if (sp != std::string::npos) out[line.substr(0, sp)] = line.substr(sp + 1);
-  }
-  return out;
-}
-
 }  // namespace
 
 Test(events_faults, every_change_one_event_every_event_delivered, .timeout = 300) {
@@ -100,9 +86,9 @@ Test(events_faults, every_change_one_event_every_event_delivered, .timeout = 300
 
   // Exactly one transaction.settled event per settled transaction, and none
   // for anything else of the prefix.
-  const auto per_tx = pairs(psql(
+  const auto per_tx = psql_pairs(
       "SELECT data->>'externalTransactionId', count(*) FROM events WHERE type = 'transaction.settled' "
-      "AND data->>'externalTransactionId' LIKE '" + prefix + "-%' GROUP BY 1"));
+      "AND data->>'externalTransactionId' LIKE '" + prefix + "-%' GROUP BY 1");
   int wrong = 0;
   for (const auto& a : started) {
     auto it = per_tx.find(a.tx);
@@ -115,8 +101,8 @@ Test(events_faults, every_change_one_event_every_event_delivered, .timeout = 300
                started.size());
 
   // Every event of the club (each with its own id) reaches the receiver.
-  const auto ids = pairs(psql("SELECT event_id, type FROM events WHERE club_id = "
-                              "(SELECT club_id FROM clubs WHERE partner_ref = 'club-a')"));
+  const auto ids = psql_pairs("SELECT event_id, type FROM events WHERE club_id = "
+                              "(SELECT club_id FROM clubs WHERE partner_ref = 'club-a')");
   cr_assert_gt(ids.size(), started.size(), "events: %zu", ids.size());
   const bool all = receiver.wait_for(
       [&](const std::vector<ReceivedHook>& got) {
