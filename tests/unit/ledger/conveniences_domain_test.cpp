@@ -15,40 +15,24 @@
 #include "ledger/routes.hpp"
 #include "ledger/text_rules.hpp"
 #include "ledger/write_requests.hpp"
+#include "tests/unit/ledger/domain_requests.hpp"
 
 using namespace mr::ledger;
+using mr::ledger::test::code_of;
+using mr::ledger::test::immediate;
+using mr::ledger::test::pending_query;
 
 namespace {
 
 Request req(std::string_view method, std::string_view path, std::string_view body = "",
             std::string_view query = "", bool test_helpers = false) {
-  Request r;
-  r.method = method;
-  r.path = path;
-  r.body = body;
-  r.query = query;
-  r.club_id = 7;
-  r.partner_ref = "club-a";
-  r.request_id = "rid";
-  r.idempotency_key = "k";
-  r.fingerprint = "fp";
+  Request r = test::req(method, path, body, query);
   r.environment = "sandbox";
   r.test_helpers = test_helpers;
   return r;
 }
 
-// The immediate answer, or status 0 when a statement is pending.
-Response immediate(const Request& r) {
-  Prepared p = prepare(r);
-  if (auto* resp = std::get_if<Response>(&p)) return *resp;
-  return Response{0, "", false};
-}
 
-const Query& pending_query(const Prepared& p) {
-  const auto* pending = std::get_if<std::unique_ptr<Pending>>(&p);
-  cr_assert(pending != nullptr, "no statement: %s", std::get<Response>(p).body.c_str());
-  return (*pending)->query();
-}
 
 rapidjson::Document parsed(const std::string& body) {
   rapidjson::Document d;
@@ -57,10 +41,6 @@ rapidjson::Document parsed(const std::string& body) {
   return d;
 }
 
-std::string code_of(const Response& r) {
-  auto d = parsed(r.body);
-  return d.HasMember("error") ? d["error"]["code"].GetString() : "";
-}
 
 // "field=problem;" for every detail of an error answer.
 std::string problems_of(const Response& r) {

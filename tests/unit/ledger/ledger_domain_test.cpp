@@ -16,8 +16,10 @@
 #include "ledger/result_render.hpp"
 #include "ledger/write_batch.hpp"
 #include "ledger/write_requests.hpp"
+#include "tests/unit/ledger/domain_requests.hpp"
 
 using namespace mr::ledger;
+using namespace mr::ledger::test;
 
 namespace {
 
@@ -32,32 +34,8 @@ class FakeResult final : public ResultView {
   std::string json_;
 };
 
-Request req(std::string_view method, std::string_view path, std::string_view body = "", std::string_view query = "") {
-  Request r;
-  r.method = method;
-  r.path = path;
-  r.body = body;
-  r.query = query;
-  r.club_id = 7;
-  r.partner_ref = "club-a";
-  r.request_id = "rid";
-  r.idempotency_key = "k";
-  r.fingerprint = "fp";
-  return r;
-}
 
-// The immediate response, or status 0 when a statement is pending.
-Response immediate(const Request& r) {
-  Prepared p = prepare(r);
-  if (auto* resp = std::get_if<Response>(&p)) return *resp;
-  return Response{0, "", false};
-}
 
-std::string code_of(const Response& r) {
-  rapidjson::Document d;
-  d.Parse(r.body.data(), r.body.size());
-  return d.IsObject() && d.HasMember("error") ? d["error"]["code"].GetString() : "";
-}
 
 std::string fields_of(const Response& r) {
   rapidjson::Document d;
@@ -376,12 +354,6 @@ Test(write_batch, other_writes_are_not_batched) {
 // ---- Boundaries and storage-safety of each field rule -----------------------
 
 namespace {
-
-const Query& pending_query(const Prepared& p) {
-  auto* pending = std::get_if<std::unique_ptr<Pending>>(&p);
-  cr_assert(pending != nullptr, "expected a statement, got an immediate response");
-  return (*pending)->query();
-}
 
 std::string settle_with(const std::string& from, const std::string& to) {
   std::string s = settle("100");

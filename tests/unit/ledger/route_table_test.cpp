@@ -15,8 +15,12 @@
 
 #include "ledger/api.hpp"
 #include "ledger/routes.hpp"
+#include "tests/unit/ledger/domain_requests.hpp"
 
 using namespace mr::ledger;
+using mr::ledger::test::code_of;
+using mr::ledger::test::immediate;
+using mr::ledger::test::pending_query;
 
 namespace {
 
@@ -36,26 +40,12 @@ std::string sample_path(std::string_view tmpl) {
 
 // status 0: a statement is pending (the request got past routing).
 Response answer(std::string_view method, const std::string& path, bool test_helpers = true) {
-  Request r;
-  r.method = method;
-  r.path = path;
-  r.club_id = 7;
-  r.partner_ref = "club-a";
-  r.request_id = "rid";
-  r.idempotency_key = "k";
-  r.fingerprint = "fp";
+  Request r = test::req(method, path);
   r.environment = "sandbox";
   r.test_helpers = test_helpers;
-  Prepared p = prepare(r);
-  if (auto* resp = std::get_if<Response>(&p)) return *resp;
-  return Response{0, "", false};
+  return test::immediate(r);
 }
 
-std::string code_of(const Response& r) {
-  rapidjson::Document d;
-  d.Parse(r.body.data(), r.body.size());
-  return d.IsObject() && d.HasMember("error") ? d["error"]["code"].GetString() : "";
-}
 
 constexpr std::array kMethods = {"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"};
 

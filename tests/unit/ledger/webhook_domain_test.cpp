@@ -15,8 +15,12 @@
 #include "ledger/statements.hpp"
 #include "ledger/webhook_render.hpp"
 #include "ledger/webhook_requests.hpp"
+#include "tests/unit/ledger/domain_requests.hpp"
 
 using namespace mr::ledger;
+using mr::ledger::test::code_of;
+using mr::ledger::test::immediate;
+using mr::ledger::test::pending_query;
 
 namespace {
 
@@ -51,26 +55,12 @@ const FakeSecrets kSecrets;
 
 Request req(std::string_view method, std::string_view path, std::string_view body = "", std::string_view query = "",
             std::string_view environment = "production", const WebhookSecrets* secrets = &kSecrets) {
-  Request r;
-  r.method = method;
-  r.path = path;
-  r.body = body;
-  r.query = query;
-  r.club_id = 7;
-  r.partner_ref = "club-a";
-  r.request_id = "rid";
-  r.idempotency_key = "k";
-  r.fingerprint = "fp";
+  Request r = test::req(method, path, body, query);
   r.environment = environment;
   r.webhook_secrets = secrets;
   return r;
 }
 
-Response immediate(const Request& r) {
-  Prepared p = prepare(r);
-  if (auto* resp = std::get_if<Response>(&p)) return *resp;
-  return Response{0, "", false};
-}
 
 // The pending statement's query; fails the test when the answer was immediate.
 Query query_of(const Request& r) {
@@ -96,10 +86,6 @@ rapidjson::Document json(std::string_view text) {
   return d;
 }
 
-std::string code_of(const Response& r) {
-  auto d = json(r.body);
-  return d.IsObject() && d.HasMember("error") ? d["error"]["code"].GetString() : "";
-}
 
 std::string fields_of(const Response& r) {
   auto d = json(r.body);
