@@ -311,3 +311,46 @@ BEGIN
     RAISE EXCEPTION 'the other club lists %', v;
   END IF;
 END $$;
+
+-- Contract section 10: an endpoint whose every attempt failed for 5 days is
+-- disabled (failing), its queue paused; 4 days of failures are only a
+-- retry. Inside a subtransaction rolled back, so the stack's delivery
+-- workers never see these rows.
+DO $$
+DECLARE
+  v_club bigint := (SELECT club FROM test_club);
+  v_event bigint := (SELECT max(event_no) FROM events WHERE club_id = (SELECT club FROM test_club));
+  v_delivery bigint;
+  v_outcome text;
+  v_row webhook_endpoints%ROWTYPE;
+BEGIN
+  BEGIN
+    FOREACH v_outcome IN ARRAY ARRAY['4 days', '6 days'] LOOP
+      INSERT INTO webhook_endpoints (endpoint_id, club_id, url, secret_sealed, failing_since)
+      VALUES ('we_fail_' || v_outcome, v_club, 'https://f.example/h', 'sealed',
+              now() - v_outcome::interval);
+      -- As a claim leaves it: attempt 1 in flight.
+      INSERT INTO webhook_deliveries (endpoint_id, club_id, event_no, attempts, next_at)
+      VALUES ('we_fail_' || v_outcome, v_club, v_event, 1, now() + interval '1 minute')
+      RETURNING delivery_id INTO v_delivery;
+      IF mr_webhook_report(v_delivery, 1, 500, NULL, 12, NULL, '{0,5000,300000}')
+         IS DISTINCT FROM (CASE v_outcome WHEN '6 days' THEN 'failing' ELSE 'retry' END) THEN
+        RAISE EXCEPTION 'after % of failures the report said %', v_outcome,
+          mr_webhook_report(v_delivery, 1, 500, NULL, 12, NULL, '{0,5000,300000}');
+      END IF;
+      SELECT * INTO v_row FROM webhook_endpoints WHERE endpoint_id = 'we_fail_' || v_outcome;
+      IF v_outcome = '6 days' AND (v_row.status <> 'disabled' OR v_row.disabled_reason IS DISTINCT FROM 'failing'
+                                   OR (SELECT state FROM webhook_deliveries WHERE delivery_id = v_delivery) <> 'paused') THEN
+        RAISE EXCEPTION 'five failing days left the endpoint % (%), its delivery %', v_row.status,
+          v_row.disabled_reason, (SELECT state FROM webhook_deliveries WHERE delivery_id = v_delivery);
+      END IF;
+      IF v_outcome = '4 days' AND (v_row.status <> 'enabled'
+                                   OR (SELECT state FROM webhook_deliveries WHERE delivery_id = v_delivery) <> 'pending') THEN
+        RAISE EXCEPTION 'four failing days disabled the endpoint: %', v_row.status;
+      END IF;
+    END LOOP;
+    RAISE EXCEPTION USING ERRCODE = 'P0001', MESSAGE = 'undo the failing endpoints';
+  EXCEPTION WHEN OTHERS THEN
+    IF SQLERRM <> 'undo the failing endpoints' THEN RAISE; END IF;
+  END;
+END $$;
