@@ -48,10 +48,14 @@ std::string webhook_backlog_text(const ResultView& result) {
          "mr_webhook_backlog_oldest_seconds " + std::to_string(late_ms / 1000) + "." + frac + "\n";
 }
 
-// The newest migration these modules were built with.
+// The newest migration these modules were built with: fixed at build
+// time, found once.
 int newest_migration() {
-  int newest = 0;
-  for (const Migration& m : migrations()) newest = std::max(newest, m.version);
+  static const int newest = [] {
+    int v = 0;
+    for (const Migration& m : migrations()) v = std::max(v, m.version);
+    return v;
+  }();
   return newest;
 }
 
