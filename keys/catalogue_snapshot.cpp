@@ -15,12 +15,15 @@
 namespace mr {
 namespace {
 
-constexpr std::string_view kMagic = "MRCATSNAP1\n";
+// Format 2 adds the pods (issue 29); format 1, written before them, still
+// opens, every club in the home pod.
+constexpr std::string_view kMagic = "MRCATSNAP2\n";
+constexpr std::string_view kMagicV1 = "MRCATSNAP1\n";
 constexpr std::size_t kMaxFile = std::size_t{64} << 20;
 
 // The associated data: the format and the environment, as the header says them.
-std::string header(std::string_view environment) {
-  std::string h(kMagic);
+std::string header(std::string_view environment, std::string_view magic = kMagic) {
+  std::string h(magic);
   h.append(environment).append("\n");
   return h;
 }
@@ -72,12 +75,15 @@ std::string seal_catalogue(const KeyCatalogue& catalogue, const MasterKey& maste
   Wiped plain;
   plain.s.reserve(16 + catalogue.size() * 256);
   put_u64(plain.s, static_cast<std::uint64_t>(read_unix_ms));
-  put_u64(plain.s, catalogue.size());
   bool fits = true;
+  put_u64(plain.s, catalogue.pods().size());
+  for (const PodAddress& pod : catalogue.pods()) fits = fits && put_text(plain.s, pod.name) && put_text(plain.s, pod.conninfo);
+  put_u64(plain.s, catalogue.size());
   catalogue.for_each([&](const KeyEntry& e) {
     fits = fits && put_text(plain.s, e.key_id) && put_text(plain.s, e.secret);
     put_u64(plain.s, static_cast<std::uint64_t>(e.club_id));
     fits = fits && put_text(plain.s, e.partner_ref);
+    put_u64(plain.s, e.pod);
   });
   if (!fits) return {};
   const std::string aad = header(environment);
@@ -88,22 +94,24 @@ std::string seal_catalogue(const KeyCatalogue& catalogue, const MasterKey& maste
 
 std::optional<CatalogueSnapshot> open_catalogue(std::string_view bytes, const MasterKey& master,
                                                 std::string_view environment, std::string& err) {
-  if (!bytes.starts_with(kMagic)) {
+  const bool v1 = bytes.starts_with(kMagicV1);
+  if (!v1 && !bytes.starts_with(kMagic)) {
     err = "not a key catalogue snapshot";
     return std::nullopt;
   }
-  const std::size_t eol = bytes.find('\n', kMagic.size());
+  const std::string_view magic = v1 ? kMagicV1 : kMagic;
+  const std::size_t eol = bytes.find('\n', magic.size());
   if (eol == std::string_view::npos) {
     err = "not a key catalogue snapshot";
     return std::nullopt;
   }
-  const std::string_view theirs = bytes.substr(kMagic.size(), eol - kMagic.size());
+  const std::string_view theirs = bytes.substr(magic.size(), eol - magic.size());
   if (theirs != environment) {
     err = "a snapshot of environment \"" + std::string(theirs.substr(0, 32)) + "\", not \"" +
           std::string(environment) + "\"";
     return std::nullopt;
   }
-  auto plain = open(master, bytes.substr(eol + 1), header(environment));
+  auto plain = open(master, bytes.substr(eol + 1), header(environment, magic));
   if (!plain) {
     err = "does not open with this master key: changed since it was written, or sealed under another master key";
     return std::nullopt;
@@ -112,14 +120,27 @@ std::optional<CatalogueSnapshot> open_catalogue(std::string_view bytes, const Ma
   Reader in{wiped.s};
   CatalogueSnapshot out;
   out.read_unix_ms = static_cast<std::int64_t>(in.u64());
+  std::vector<PodAddress> pods;
+  const std::uint64_t pod_count = v1 ? 0 : in.u64();
+  for (std::uint64_t i = 0; in.ok && i < pod_count; ++i) {
+    PodAddress pod;
+    pod.name = in.text();
+    pod.conninfo = in.text();
+    pods.push_back(std::move(pod));
+  }
   const std::uint64_t count = in.u64();
   for (std::uint64_t i = 0; in.ok && i < count; ++i) {
     std::string key_id = in.text();
     Wiped secret{in.text()};
     const auto club_id = static_cast<std::int64_t>(in.u64());
     std::string partner_ref = in.text();
-    if (!in.ok) break;
-    auto entry = make_key_entry(std::move(key_id), std::move(secret.s), club_id, std::move(partner_ref), err);
+    const std::uint64_t pod = v1 ? 0 : in.u64();
+    if (!in.ok || pod > pods.size()) {
+      in.ok = false;
+      break;
+    }
+    auto entry = make_key_entry(std::move(key_id), std::move(secret.s), club_id, std::move(partner_ref), err,
+                                static_cast<std::uint32_t>(pod));
     if (!entry) return std::nullopt;
     out.catalogue.add(std::move(*entry));
   }
@@ -127,6 +148,7 @@ std::optional<CatalogueSnapshot> open_catalogue(std::string_view bytes, const Ma
     err = "its sealed content is not a key list";  // authenticated, so written by another build
     return std::nullopt;
   }
+  out.catalogue.set_pods(std::move(pods));
   return out;
 }
 

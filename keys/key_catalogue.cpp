@@ -2,7 +2,9 @@
 
 #include <openssl/crypto.h>
 
+#include <algorithm>
 #include <charconv>
+#include <memory>
 #include <new>
 
 #include "keys/blocking_pg.hpp"
@@ -23,8 +25,31 @@ void KeyCatalogue::add(KeyEntry entry) {
   keys_.insert_or_assign(std::move(id), std::move(entry));
 }
 
+std::string_view KeyCatalogue::pod_name(std::uint32_t pod) const {
+  if (pod == 0) return kHomePod;
+  return pod <= pods_.size() ? std::string_view(pods_[pod - 1].name) : std::string_view();
+}
+
+std::optional<std::string> pod_conninfo_problem(std::string_view conninfo) {
+  // Parse problems come back from here too.
+  if (auto host = pg::host_needing_resolution(conninfo)) {
+    return *host + " (nginx's workers never resolve names: give hostaddr=<its address>)";
+  }
+  const std::string text(conninfo);
+  std::unique_ptr<PQconninfoOption, void (*)(PQconninfoOption*)> options(PQconninfoParse(text.c_str(), nullptr),
+                                                                          PQconninfoFree);
+  if (!options) return std::string("it does not parse");
+  for (const PQconninfoOption* o = options.get(); o->keyword != nullptr; ++o) {
+    if (o->val != nullptr && std::string_view(o->keyword) == "password") {
+      return std::string("it carries a password (the directory is readable by the API role): give it in each "
+                         "node's passfile");
+    }
+  }
+  return std::nullopt;
+}
+
 std::optional<KeyEntry> make_key_entry(std::string key_id, std::string secret, std::int64_t club_id,
-                                       std::string partner_ref, std::string& err) {
+                                       std::string partner_ref, std::string& err, std::uint32_t pod) {
   KeyEntry e;
   e.key_id = std::move(key_id);
   e.secret = std::move(secret);
@@ -37,6 +62,7 @@ std::optional<KeyEntry> make_key_entry(std::string key_id, std::string secret, s
   e.club_id = club_id;
   e.club_id_text = std::to_string(club_id);
   e.partner_ref = std::move(partner_ref);
+  e.pod = pod;
   return e;
 }
 
@@ -62,13 +88,28 @@ std::optional<KeyCatalogue> load(std::string_view dsn, const MasterKey& master, 
       return std::nullopt;
     }
   }
+  // The keys and the directory as of one snapshot: a club moved between
+  // the two reads would otherwise be routed by a stale row.
+  if (!pg::exec(conn.get(), "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", {}, err)) return std::nullopt;
+  auto pods = pg::exec(conn.get(), "SELECT pod, conninfo FROM pods ORDER BY pod", {}, err);
+  if (!pods) return std::nullopt;
   auto r = pg::exec(conn.get(),
-                    "SELECT k.key_id, k.secret_sealed, k.club_id, c.partner_ref "
+                    "SELECT k.key_id, k.secret_sealed, k.club_id, c.partner_ref, c.pod "
                     "FROM api_keys k JOIN clubs c USING (club_id) "
                     "WHERE k.status = 'active' AND c.status = 'active' AND k.environment = $1",
                     {std::string(environment)}, err);
   if (!r) return std::nullopt;
   KeyCatalogue catalogue;
+  std::vector<PodAddress> directory;
+  for (int i = 0; i < PQntuples(pods.get()); ++i) {
+    PodAddress pod{pg::value(pods.get(), i, 0), pg::value(pods.get(), i, 1)};
+    if (auto problem = pod_conninfo_problem(pod.conninfo)) {
+      err = "pod " + pod.name + "'s conninfo cannot serve: " + *problem + " (mrctl pod set --pod " + pod.name +
+            " --conninfo ...)";
+      return std::nullopt;
+    }
+    directory.push_back(std::move(pod));
+  }
   for (int i = 0; i < PQntuples(r.get()); ++i) {
     std::string key_id = pg::value(r.get(), i, 0);
     // The key id is the AAD: a sealed secret copied onto another row fails.
@@ -84,10 +125,22 @@ std::optional<KeyCatalogue> load(std::string_view dsn, const MasterKey& master, 
       err = "club id \"" + id + "\" of key " + key_id + " is not an integer";
       return std::nullopt;
     }
-    auto entry = make_key_entry(std::move(key_id), std::move(*secret), club_id, pg::value(r.get(), i, 3), err);
+    std::uint32_t pod = 0;
+    if (!PQgetisnull(r.get(), i, 4)) {
+      const std::string name = pg::value(r.get(), i, 4);
+      const auto at = std::find_if(directory.begin(), directory.end(), [&](const PodAddress& p) { return p.name == name; });
+      if (at == directory.end()) {  // the foreign key forbids it; a snapshot read keeps it so
+        err = "club " + id + " names pod " + name + ", which the directory does not hold";
+        return std::nullopt;
+      }
+      pod = static_cast<std::uint32_t>(at - directory.begin()) + 1;
+    }
+    auto entry =
+        make_key_entry(std::move(key_id), std::move(*secret), club_id, pg::value(r.get(), i, 3), err, pod);
     if (!entry) return std::nullopt;
     catalogue.add(std::move(*entry));
   }
+  catalogue.set_pods(std::move(directory));
   return catalogue;
 }
 

@@ -65,18 +65,12 @@ ngx_int_t init_process(ngx_cycle_t* cycle) {
   if (mcf == nullptr || !mcf->used) return NGX_OK;
   mr::ngx::bind_request_context(cycle);
   try {
-    mr::pg::Settings s;
-    s.dsn.assign(reinterpret_cast<const char*>(mcf->dsn.data), mcf->dsn.len);
-    s.size = mcf->pool_size;
-    s.settle_connections = mcf->settle_connections;
-    s.queue_limit = mcf->queue_size;
-    s.connect_timeout = mcf->connect_timeout;
-    s.query_timeout = mcf->query_timeout;
-    glue::worker_pool() = std::make_unique<mr::pg::Pool>(std::move(s), cycle->log);
+    const mr_auth_main_conf_t* auth = mr::ngx::auth_main_conf(cycle);
+    glue::start_pod_pools(*mcf, auth != nullptr ? auth->catalogue : nullptr, cycle->log);
     glue::start_pool_metrics(cycle->log);
     if (mcf->simulator) glue::start_payout_simulator(mcf->simulator_delay, cycle->log);
   } catch (...) {
-    ngx_log_error(NGX_LOG_EMERG, cycle->log, 0, "mr_ledger: cannot create the connection pool");
+    ngx_log_error(NGX_LOG_EMERG, cycle->log, 0, "mr_ledger: cannot create the connection pools");
     return NGX_ERROR;
   }
   return NGX_OK;
@@ -86,7 +80,7 @@ void exit_process(ngx_cycle_t*) {
   glue::stop_payout_simulator();
   glue::stop_pool_metrics();
   try {
-    glue::worker_pool().reset();
+    glue::stop_pod_pools();
   } catch (...) {
   }
 }

@@ -16,11 +16,16 @@ metrics::PoolSlot* g_slot = nullptr;
 metrics::PoolFigures g_base;
 ngx_event_t g_timer;
 
+// The worker's pools together, every pod's.
 metrics::PoolFigures figures() {
-  const auto& pool = worker_pool();
-  if (!pool) return {};
-  const mr::pg::Stats s = pool->stats();
-  return {s.in_use, s.queued, s.timed_out, s.reconnects, s.batches, s.batched_settles, s.batch_fallbacks};
+  metrics::PoolFigures sum{};
+  for (const PodPool& pod : worker_pods()) {
+    const mr::pg::Stats s = pod.pool->stats();
+    sum = {sum.in_use + s.in_use, sum.queued + s.queued, sum.timed_out + s.timed_out,
+           sum.reconnects + s.reconnects, sum.batches + s.batches, sum.batched_settles + s.batched_settles,
+           sum.batch_fallbacks + s.batch_fallbacks};
+  }
+  return sum;
 }
 
 void on_timer(ngx_event_t* ev) {

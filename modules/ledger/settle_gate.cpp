@@ -20,13 +20,14 @@ ngx_http_output_header_filter_pt next_header_filter;
 struct Ticket {
   std::uint64_t id = 0;
   bool held = false;
+  mr::pg::Pool* pool = nullptr;  // the club's pod's: its batch is the one this settle joins
 };
 
 void give_back(Ticket* ticket) {
   if (!ticket->held) return;
   ticket->held = false;
-  // The pool is gone only at a worker's exit, when nothing waits any more.
-  if (auto& pool = worker_pool()) pool->settle_arrived(ticket->id);
+  // The pools go only at a worker's exit, when nothing waits any more.
+  if (!worker_pods().empty()) ticket->pool->settle_arrived(ticket->id);
 }
 
 void ticket_cleanup(void* data) { give_back(static_cast<Ticket*>(data)); }
@@ -44,8 +45,10 @@ ngx_int_t gate_handler(ngx_http_request_t* r) {
       ngx_http_get_module_loc_conf(r, ngx_http_mr_ledger_module));
   if (lcf->role != mr_ledger_role::partner_api) return NGX_DECLINED;
   if (ticket_of(r) != nullptr) return NGX_DECLINED;  // the phase again, or a redirect
-  auto& pool = worker_pool();
-  if (!pool || mr::ledger::route_of(raw_path(r)) != mr::ledger::Route::transactions_settled) return NGX_DECLINED;
+  mr::pg::Pool* pool = pool_of(r);
+  if (pool == nullptr || mr::ledger::route_of(raw_path(r)) != mr::ledger::Route::transactions_settled) {
+    return NGX_DECLINED;
+  }
   // Without a ticket (out of memory) nothing waits for this settle.
   ngx_pool_cleanup_t* cln = ngx_pool_cleanup_add(r->pool, sizeof(Ticket));
   if (cln == nullptr) return NGX_DECLINED;
@@ -53,6 +56,7 @@ ngx_int_t gate_handler(ngx_http_request_t* r) {
   cln->handler = ticket_cleanup;
   try {
     ticket->id = pool->settle_arriving();
+    ticket->pool = pool;
     ticket->held = true;
   } catch (...) {
     return NGX_DECLINED;

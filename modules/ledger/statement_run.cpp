@@ -95,15 +95,10 @@ void on_outcome(ngx_http_request_t* r, Waiting* waiting, mr::pg::Outcome&& outco
 
 }  // namespace
 
-std::unique_ptr<mr::pg::Pool>& worker_pool() {
-  static std::unique_ptr<mr::pg::Pool> pool;  // one per worker process
-  return pool;
-}
-
 ngx_int_t run_prepared(ngx_http_request_t* r, mr::ledger::Prepared prepared) {
   if (auto* response = std::get_if<mr::ledger::Response>(&prepared)) return send_response(r, *response);
-  auto& pool = worker_pool();
-  if (!pool) {
+  mr::pg::Pool* pool = pool_of(r);
+  if (pool == nullptr) {
     const auto& pending = std::get<std::unique_ptr<mr::ledger::Pending>>(prepared);
     if (auto answer = pending->on_unavailable(request_id(r))) return send_response(r, *answer);
     return send_error(r, mr::ErrorCode::service_unavailable);

@@ -1,6 +1,6 @@
 // Runs what the domain prepared (ledger/api.hpp) for a request: an
-// immediate answer, or one statement on this worker's PostgreSQL pool
-// whose result the domain renders. Shared by the partner handler and the
+// immediate answer, or one statement on the pool of its club's pod
+// (pod_pools.hpp) whose result the domain renders. Shared by the partner handler and the
 // ops listener.
 #pragma once
 
@@ -8,12 +8,9 @@
 
 #include "ledger/api.hpp"
 #include "lua-free-config/nginx.hpp"
-#include "modules/ledger/pg_pool.hpp"
+#include "modules/ledger/pod_pools.hpp"
 
 namespace mr::ngx::ledger {
-
-// This worker's pool (null before init_process or when no location uses it).
-std::unique_ptr<mr::pg::Pool>& worker_pool();
 
 // What a content handler returns: the answer's rc, or NGX_DONE while the
 // statement runs (the request is finalized when it completes).

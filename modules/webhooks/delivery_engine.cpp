@@ -14,7 +14,7 @@
 #include "keys/webhook_secret.hpp"
 #include "ledger/statements.hpp"
 #include "modules/common/node_metrics.hpp"
-#include "modules/ledger/statement_run.hpp"
+#include "modules/ledger/pod_pools.hpp"
 #include "modules/webhooks/address_policy.hpp"
 #include "modules/webhooks/standard_webhooks.hpp"
 
@@ -121,7 +121,7 @@ Engine::~Engine() {
   attempts_.clear();
   // The pool outlives the engine (the webhooks module exits first); if it
   // went already, it took its jobs with it.
-  if (mr::ngx::ledger::worker_pool()) {
+  if (mr::ngx::ledger::pod_pool(settings_.pod) != nullptr) {
     for (mr::pg::Job* job : jobs_) mr::pg::Pool::detach(job);
   }
   jobs_.clear();
@@ -168,7 +168,8 @@ void Engine::wake_in(std::int64_t ms) {
 }
 
 void Engine::maybe_claim() {
-  if (!wanted_ || claiming_ || ngx_exiting || !mr::ngx::ledger::worker_pool()) return;
+  mr::pg::Pool* pool = mr::ngx::ledger::pod_pool(settings_.pod);
+  if (!wanted_ || claiming_ || ngx_exiting || pool == nullptr) return;
   const std::int64_t limit = wh::claim_limit(static_cast<std::int64_t>(settings_.concurrency),
                                              static_cast<std::int64_t>(in_flight()));
   if (limit == 0) return;  // a slot that frees claims again
@@ -184,7 +185,7 @@ void Engine::maybe_claim() {
   jobs_.insert(handle);  // first: its callback may run inside submit
   wanted_ = false;
   claiming_ = true;
-  mr::ngx::ledger::worker_pool()->submit(std::move(job));
+  pool->submit(std::move(job));
 }
 
 void Engine::on_claimed(mr::pg::Outcome&& outcome, std::int64_t limit) {
@@ -409,8 +410,8 @@ void Engine::on_flush(ngx_event_t* ev) noexcept {
 
 void Engine::flush_reports() {
   if (batch_out_ || unsent_.empty()) return;
-  auto& pool = mr::ngx::ledger::worker_pool();
-  if (!pool) return;  // cannot happen while the ledger serves
+  mr::pg::Pool* pool = mr::ngx::ledger::pod_pool(settings_.pod);
+  if (pool == nullptr) return;  // cannot happen while the ledger serves
   rapidjson::StringBuffer json;
   rapidjson::Writer<rapidjson::StringBuffer> w(json);
   w.StartArray();
@@ -506,8 +507,8 @@ void Engine::report(std::int64_t delivery_id, int attempt, const Result& result)
     reports_--;
     on_reported(std::move(outcome), delivery_id, result, attempt);
   };
-  auto& pool = mr::ngx::ledger::worker_pool();
-  if (!pool) return;  // cannot happen while the ledger serves
+  mr::pg::Pool* pool = mr::ngx::ledger::pod_pool(settings_.pod);
+  if (pool == nullptr) return;  // cannot happen while the ledger serves
   jobs_.insert(handle);  // first: its callback may run inside submit
   reports_++;
   pool->submit(std::move(job));

@@ -33,7 +33,8 @@ namespace mr::ngx::webhooks {
 
 struct EngineSettings {
   std::string environment;  // mr_environment: the events' "environment"
-  std::string dsn;          // mr_ledger_dsn, for the LISTEN connection
+  std::size_t pod = 0;      // whose pool (modules/ledger/pod_pools.hpp) claims and reports
+  std::string dsn;          // that pod's conninfo, for the LISTEN connection
   ngx_msec_t connect_timeout = 3000;
   std::vector<std::int64_t> schedule_ms;
   ngx_msec_t timeout = 15000;

@@ -5,6 +5,7 @@
 // pool goes. Directives: lua-free-config/webhooks_conf.
 #include <curl/curl.h>
 
+#include "keys/key_catalogue.hpp"
 #include "keys/webhook_secret.hpp"
 #include "lua-free-config/conf_values.hpp"
 #include "lua-free-config/ledger_conf.hpp"
@@ -19,8 +20,11 @@ namespace {
 
 namespace wh = mr::ngx::webhooks;
 
-std::unique_ptr<wh::Engine>& engine() {
-  static std::unique_ptr<wh::Engine> e;  // one per worker process
+// One engine per pod (modules/ledger/pod_pools.hpp): each claims and
+// reports on its pod's pool and listens on its pod's database, so a pod's
+// deliveries never leave it and one pod's outage stalls only its own.
+std::vector<std::unique_ptr<wh::Engine>>& engines() {
+  static std::vector<std::unique_ptr<wh::Engine>> e;  // one set per worker process
   return e;
 }
 
@@ -61,7 +65,6 @@ ngx_int_t init_process(ngx_cycle_t* cycle) {
       ngx_log_error(NGX_LOG_WARN, cycle->log, 0,
                     "mr_webhook: no webhook secret key (mr_master_key_file): deliveries cannot be signed");
     }
-    s.dsn.assign(mr::conf::view(lcf->dsn));
     s.connect_timeout = lcf->connect_timeout;
     const auto* steps = static_cast<const ngx_msec_t*>(wcf->schedule->elts);
     s.schedule_ms.assign(steps, steps + wcf->schedule->nelts);
@@ -69,8 +72,19 @@ ngx_int_t init_process(ngx_cycle_t* cycle) {
     s.poll = wcf->poll;
     s.concurrency = wcf->concurrency;
     s.insecure_targets = wcf->insecure_targets != 0;
-    engine() = std::make_unique<wh::Engine>(std::move(s), cycle->log);
-    engine()->start();
+    // The pods in the order of the ledger's pools: the home pod, then the
+    // catalogue's.
+    std::vector<std::string> dsns{std::string(mr::conf::view(lcf->dsn))};
+    if (auth != nullptr && auth->catalogue != nullptr) {
+      for (const mr::PodAddress& pod : auth->catalogue->pods()) dsns.push_back(pod.conninfo);
+    }
+    for (std::size_t pod = 0; pod < dsns.size(); ++pod) {
+      wh::EngineSettings one = s;
+      one.pod = pod;
+      one.dsn = std::move(dsns[pod]);
+      engines().push_back(std::make_unique<wh::Engine>(std::move(one), cycle->log));
+    }
+    for (auto& e : engines()) e->start();
   } catch (...) {
     ngx_log_error(NGX_LOG_EMERG, cycle->log, 0, "mr_webhook: cannot start webhook delivery");
     return NGX_ERROR;
@@ -80,7 +94,7 @@ ngx_int_t init_process(ngx_cycle_t* cycle) {
 
 void exit_process(ngx_cycle_t*) {
   try {
-    engine().reset();
+    engines().clear();
   } catch (...) {
   }
   if (g_curl_ready) {
