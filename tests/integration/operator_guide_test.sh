@@ -63,7 +63,7 @@ for f in "${made_files[@]}"; do [ ! -e "$f" ] || skip "$f exists; this test make
 [ ! -e /var/run/postgresql/.s.PGSQL.5432 ] || skip "a PostgreSQL socket is at /var/run/postgresql/.s.PGSQL.5432"
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
-source "$pkgs/versions.env"   # V1, V2
+pkgs=$(cd "$pkgs" && pwd); source "$pkgs/versions.env"   # V1, V2
 rm -rf "$work"; mkdir -p "$work"; work=$(cd "$work" && pwd)
 free_port() { "$repo/tools/free-port.sh" "$@"; }
 api_port=$(free_port); ops_port=$(free_port "$api_port"); redis_port=$(free_port "$api_port" "$ops_port")
@@ -90,7 +90,11 @@ SUBST=(
   'mrk_prd_...'                    '$(doc_key oldest keyId)'              ''
   'po_...'                         '$DOC_PAYOUT'                          'doc_new_payout'
   '<worker pid>'                   '$(pgrep -P "$(cat /run/nginx.pid)" | head -1)' ''
-  '8a5436263784549310dac540c8b02b1c' '$(doc_last_request_id)'             ''
+  '8a5436263784549310dac540c8b02b1c' '$DOC_REQUEST_ID'                    'doc_wait_logged'
+  # nginx -s reload only signals the master: a person typing the next
+  # command gives the new workers the moment they need; the test waits
+  # until they replaced the old ones.
+  'nginx -s reload'                'doc_reload'                           ''
 )
 
 # ---- the marked blocks, in the guide's order
@@ -184,7 +188,29 @@ doc_key() {
   case $1 in newest) lines=$(tail -1 <<<"$lines") ;; oldest) lines=$(head -1 <<<"$lines") ;; esac
   sed -n "s/.*\"$2\":\"\([^\"]*\)\".*/\1/p" <<<"$lines"
 }
-doc_last_request_id() { grep -io '^x-request-id: *[0-9a-f]*' "$DOC_WORK/transcript" | tail -1 | sed 's/.*: *//'; }
+# The request id of the last answer the guide's mr-sign printed, once the
+# buffered access log has it.
+doc_wait_logged() {
+  DOC_REQUEST_ID=$(grep -io '^x-request-id: *[0-9a-f]*' "$DOC_WORK/transcript" | tail -1 | sed 's/.*: *//')
+  [ -n "$DOC_REQUEST_ID" ] || { echo "doc test: no X-Request-Id printed yet" >&2; return 1; }
+  for _ in $(seq 60); do grep -qs "$DOC_REQUEST_ID" /var/log/nginx/mr-access.log && return 0; sleep 0.1; done
+  echo "doc test: $DOC_REQUEST_ID not in /var/log/nginx/mr-access.log after 6 s" >&2; return 1
+}
+# nginx -s reload, then until the master's workers are all new ones.
+doc_reload() {
+  local master old now _
+  master=$(cat /run/nginx.pid); old=$(pgrep -P "$master" | sort || true)
+  nginx -s reload || return
+  for _ in $(seq 200); do
+    now=$(pgrep -P "$master" | sort || true)
+    if [ -n "$(comm -13 <(echo "$old") <(echo "$now"))" ] && [ -z "$(comm -12 <(echo "$old") <(echo "$now"))" ]; then
+      return 0
+    fi
+    sleep 0.05
+  done
+  echo "doc test: nginx -s reload did not replace the workers within 10 s (refused? see /var/log/nginx/error.log)" >&2
+  tail -5 /var/log/nginx/error.log >&2; return 1
+}
 # Redis as the guide's operator runs it: requirepass from the password file
 # the guide made.
 doc_redis_up() {
