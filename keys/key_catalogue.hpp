@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "keys/hmac_key.hpp"
+#include "ledger/pods.hpp"
 #include "ledger/sql/pg_handles.hpp"
 #include "keys/secret_box.hpp"
 
@@ -67,7 +68,6 @@ class KeyCatalogue {
   std::vector<PodAddress> pods_;
 };
 
-inline constexpr std::string_view kHomePod = "home";
 
 // An entry as the database or a snapshot holds it, its HMAC keyed once;
 // nullopt + err when OpenSSL cannot key it.

@@ -15,9 +15,10 @@
 #include "ledger/api.hpp"
 #include "ledger/json_fields.hpp"
 #include "ledger/payouts.hpp"
+#include "ledger/pods.hpp"
 #include "ledger/read_requests.hpp"
+#include "ledger/readiness.hpp"
 #include "ledger/routes.hpp"
-#include "ledger/sql/migrations.hpp"
 #include "ledger/result_render.hpp"
 #include "ledger/statements.hpp"
 
@@ -48,40 +49,6 @@ std::string webhook_backlog_text(const ResultView& result) {
          "mr_webhook_backlog_oldest_seconds " + std::to_string(late_ms / 1000) + "." + frac + "\n";
 }
 
-// The newest migration these modules were built with: fixed at build
-// time, found once.
-int newest_migration() {
-  static const int newest = [] {
-    int v = 0;
-    for (const Migration& m : migrations()) v = std::max(v, m.version);
-    return v;
-  }();
-  return newest;
-}
-
-// Not ready, and why: requests would call functions the schema lacks.
-Response behind(int version, std::string_view request_id) {
-  return Response{503,
-                  render_error(ErrorCode::service_unavailable,
-                               "The ledger database's schema is at migration " + std::to_string(version) +
-                                   ", these modules need " + std::to_string(newest_migration()) +
-                                   ": run `mrctl migrate`.",
-                               request_id),
-                  false};
-}
-
-// /readyz: the database answered with its newest migration; ready when it
-// has the modules' newest (a newer one is fine).
-Response ready(std::string_view version_text, std::string_view request_id) {
-  int version = 0;
-  const auto [end, ec] = std::from_chars(version_text.data(), version_text.data() + version_text.size(), version);
-  if (ec != std::errc{} || end != version_text.data() + version_text.size()) {
-    return Response{500, render_error(ErrorCode::internal_error, "", request_id), false};
-  }
-  if (version < newest_migration()) return behind(version, request_id);
-  return Response{200, R"({"ok":true,"data":{"status":"ready"}})", false};
-}
-
 class OpsPending final : public Pending {
  public:
   OpsPending(Query q, Shape shape, std::string_view not_found = "No such payout.")
@@ -96,7 +63,7 @@ class OpsPending final : public Pending {
     if (shape_ == Shape::metrics_text) {
       return Response{200, std::string(v) + webhook_backlog_text(result), false, kPrometheusContentType};
     }
-    if (shape_ == Shape::ready) return ready(v, request_id);
+    if (shape_ == Shape::ready) return render_readiness({readiness_of_version(kHomePod, v)}, request_id);
     JsonDocument d;
     d.Parse(v.data(), v.size());
     auto body = d.HasParseError() ? std::nullopt : ok_body([&](JsonWriter& w) { return d.Accept(w); });
@@ -106,7 +73,7 @@ class OpsPending final : public Pending {
 
   std::optional<Response> on_sql_error(std::string_view sqlstate, std::string_view request_id) const override {
     // undefined_table: a database no migration ever ran on.
-    if (shape_ == Shape::ready && sqlstate == "42P01") return behind(0, request_id);
+    if (shape_ == Shape::ready) return render_readiness({readiness_of_sql_error(kHomePod, sqlstate)}, request_id);
     if (sqlstate == "P0002") return Response{404, render_error(ErrorCode::not_found, not_found_, request_id)};
     if (sqlstate == "P0409") {
       return Response{409, render_error(ErrorCode::payout_state_conflict, "", request_id)};

@@ -71,8 +71,10 @@ ngx_int_t start(ngx_http_request_t* r) {
   request.body = *body;
   request.request_id = request_id(r);
   mr::ledger::Prepared prepared = mr::ledger::prepare_ops(request);
-  if (auto* books = std::get_if<std::unique_ptr<mr::ledger::Pending>>(&prepared);
-      books != nullptr && mr::ledger::ops_route_of(path) == mr::ledger::Route::ops_metrics) {
+  auto* books = std::get_if<std::unique_ptr<mr::ledger::Pending>>(&prepared);
+  const mr::ledger::Route route = mr::ledger::ops_route_of(path);
+  if (books != nullptr && route == mr::ledger::Route::ops_readyz) return run_readiness(r);  // every pod's
+  if (books != nullptr && route == mr::ledger::Route::ops_metrics) {
     prepared = std::make_unique<WithNodeMetrics>(std::move(*books));
   }
   return run_prepared(r, std::move(prepared));

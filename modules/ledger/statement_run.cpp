@@ -2,6 +2,9 @@
 
 #include <new>
 
+#include "ledger/pods.hpp"
+#include "ledger/readiness.hpp"
+#include "ledger/statements.hpp"
 #include "modules/common/http_json.hpp"
 #include "modules/ledger/settle_gate.hpp"
 
@@ -133,5 +136,74 @@ ngx_int_t run_prepared(ngx_http_request_t* r, mr::ledger::Prepared prepared) {
 }
 
 ngx_int_t answer_internal_error(ngx_http_request_t* r) { return send_error(r, mr::ErrorCode::internal_error); }
+
+namespace {
+
+// /readyz on every pod at once: the answer goes when the last pod's is in.
+struct ReadyFanOut {
+  std::vector<mr::ledger::PodReadiness> pods;
+  std::vector<mr::pg::Job*> jobs;  // null once answered
+  std::size_t waiting = 0;
+};
+
+void on_pod_ready(ngx_http_request_t* r, ReadyFanOut* fan, std::size_t i, mr::pg::Outcome&& outcome) {
+  fan->jobs[i] = nullptr;
+  const std::string& pod = fan->pods[i].pod;
+  switch (outcome.kind) {
+    case mr::pg::Outcome::Kind::ok: {
+      const PgResultView view(outcome.result.get(), outcome.row);
+      fan->pods[i] = view.rows() == 1 && !view.is_null(0, 0) ? mr::ledger::readiness_of_version(pod, view.value(0, 0))
+                                                              : mr::ledger::readiness_of_sql_error(pod, "XX000");
+      break;
+    }
+    case mr::pg::Outcome::Kind::sql_error:
+      fan->pods[i] = mr::ledger::readiness_of_sql_error(pod, outcome.sqlstate);
+      break;
+    default:
+      log_failure(r, NGX_LOG_WARN, outcome);
+      fan->pods[i] = mr::ledger::readiness_unavailable(pod);
+      break;
+  }
+  if (--fan->waiting > 0) return;
+  ngx_int_t rc;
+  try {
+    rc = send_response(r, mr::ledger::render_readiness(fan->pods, request_id(r)));
+  } catch (...) {
+    rc = NGX_ERROR;
+  }
+  ngx_http_finalize_request(r, rc);
+}
+
+}  // namespace
+
+ngx_int_t run_readiness(ngx_http_request_t* r) {
+  auto& pods = worker_pods();
+  if (pods.empty()) {
+    return send_response(r, mr::ledger::render_readiness({mr::ledger::readiness_unavailable(mr::kHomePod)},
+                                                         request_id(r)));
+  }
+  ngx_pool_cleanup_t* cln = ngx_pool_cleanup_add(r->pool, sizeof(ReadyFanOut));
+  if (cln == nullptr) return NGX_ERROR;
+  auto* fan = new (cln->data) ReadyFanOut{};
+  cln->handler = [](void* data) {
+    auto* f = static_cast<ReadyFanOut*>(data);
+    for (mr::pg::Job* job : f->jobs) {
+      if (job != nullptr) mr::pg::Pool::detach(job);
+    }
+    f->~ReadyFanOut();
+  };
+  for (const PodPool& pod : pods) fan->pods.push_back({pod.name, false, {}});
+  fan->jobs.assign(pods.size(), nullptr);
+  // Counted before any submit: one may answer at once.
+  fan->waiting = pods.size();
+  for (std::size_t i = 0; i < pods.size(); ++i) {
+    auto job = std::make_unique<mr::pg::Job>();
+    job->sql = mr::ledger::sql::ready;
+    job->done = [r, fan, i](mr::pg::Outcome&& outcome) { on_pod_ready(r, fan, i, std::move(outcome)); };
+    fan->jobs[i] = job.get();
+    pods[i].pool->submit(std::move(job));
+  }
+  return NGX_DONE;
+}
 
 }  // namespace mr::ngx::ledger

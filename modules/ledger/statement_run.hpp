@@ -18,6 +18,10 @@ ngx_int_t run_prepared(ngx_http_request_t* r, mr::ledger::Prepared prepared);
 
 ngx_int_t answer_internal_error(ngx_http_request_t* r);
 
+// /readyz: sql::ready on every pod's pool at once, answered as
+// ledger/readiness.hpp says once the last pod has answered (NGX_DONE).
+ngx_int_t run_readiness(ngx_http_request_t* r);
+
 // A content handler's start: reads the body (at once if the access phase
 // already did), then runs `Start`, which answers or returns NGX_DONE.
 template <ngx_int_t (*Start)(ngx_http_request_t*)>

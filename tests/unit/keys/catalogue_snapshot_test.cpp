@@ -70,6 +70,58 @@ Test(catalogue_snapshot, round_trip_keeps_every_key_and_its_hmac) {
   cr_expect_eq(empty->catalogue.size(), 0u);
 }
 
+Test(catalogue_snapshot, pods_and_each_keys_pod_survive) {
+  const auto master = key_of(7);
+  mr::KeyCatalogue c;
+  std::string err;
+  c.set_pods({{"b", "hostaddr=10.0.0.2 port=5432 dbname=mr"}, {"c", "host=/run/pg-c dbname=mr"}});
+  c.add(*mr::make_key_entry("mrk_sbx_home", "secret-h", 1, "club-h", err));
+  c.add(*mr::make_key_entry("mrk_sbx_c", "secret-c", 2, "club-c", err, 2));
+  auto snap = mr::open_catalogue(mr::seal_catalogue(c, master, "sandbox", 9), master, "sandbox", err);
+  cr_assert(snap.has_value(), "%s", err.c_str());
+  cr_expect(snap->catalogue.pods() == c.pods());
+  cr_expect_eq(snap->catalogue.find("mrk_sbx_home")->pod, 0u);
+  cr_expect_eq(snap->catalogue.find("mrk_sbx_c")->pod, 2u);
+  cr_expect(snap->catalogue.pod_name(0) == "home");
+  cr_expect(snap->catalogue.pod_name(2) == "c");
+  cr_expect(snap->catalogue.pod_name(3).empty());
+}
+
+// A snapshot written before pods (format 1) still serves, every club home:
+// an upgrade while the database is down must not lose the keys.
+Test(catalogue_snapshot, format_1_opens_with_every_club_home) {
+  const auto master = key_of(7);
+  const auto u64 = [](std::string& out, std::uint64_t v) {
+    for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+  };
+  const auto text = [](std::string& out, std::string_view t) {
+    out.push_back(static_cast<char>(t.size() & 0xff));
+    out.push_back(static_cast<char>(t.size() >> 8));
+    out.append(t);
+  };
+  std::string plain;
+  u64(plain, 77);
+  u64(plain, 1);
+  text(plain, "mrk_sbx_old");
+  text(plain, "secret-old");
+  u64(plain, 5);
+  text(plain, "club-old");
+  const std::string header = "MRCATSNAP1\nsandbox\n";
+  std::string err;
+  auto snap = mr::open_catalogue(header + mr::seal(master, plain, header), master, "sandbox", err);
+  cr_assert(snap.has_value(), "%s", err.c_str());
+  cr_expect_eq(snap->read_unix_ms, 77);
+  cr_expect(snap->catalogue.pods().empty());
+  const mr::KeyEntry* old = snap->catalogue.find("mrk_sbx_old");
+  cr_assert(old != nullptr);
+  cr_expect_eq(old->pod, 0u);
+  cr_expect_eq(old->club_id, 5);
+  // A key naming a pod the snapshot does not hold is refused, not misrouted.
+  mr::KeyCatalogue bad;
+  bad.add(*mr::make_key_entry("mrk_sbx_x", "secret-x", 1, "club-x", err, 1));
+  cr_expect(!mr::open_catalogue(mr::seal_catalogue(bad, master, "sandbox", 1), master, "sandbox", err).has_value());
+}
+
 Test(catalogue_snapshot, foreign_or_tampered_is_refused) {
   const auto master = key_of(7);
   const std::string bytes = mr::seal_catalogue(two_keys(), master, "sandbox", 1);
