@@ -1,0 +1,196 @@
+// Pods (issue 29): a directory in the catalogue sends each club to its pod.
+// Two pods on one machine: "home" (a database of this test's own in the
+// fixture's PostgreSQL, which is also the catalogue) and "b" (a PostgreSQL
+// cluster of its own, tests/integration/pod_cluster.sh). Each club's
+// settles and reads land in its pod and nowhere else; /readyz names every
+// pod; with pod b's server gone, b's clubs get 503 while home's see no
+// error at all; b's clubs are served again once it is back, without a
+// reload.
+#include <criterion/criterion.h>
+
+#include <unistd.h>
+
+#include <chrono>
+#include <string>
+#include <thread>
+
+#include "tests/integration/ledger_helpers.hpp"
+#include "tests/integration/own_node.hpp"
+
+namespace {
+
+using namespace mr::test;
+using namespace std::chrono_literals;
+
+// Pod b's PostgreSQL, stopped and removed when the test ends.
+struct PodCluster {
+  std::string dir = "/tmp/mr-pod-b-" + std::to_string(::getpid());
+  std::string script = env("MR_REPO") + "/tests/integration/pod_cluster.sh";
+  std::string conninfo;
+  PodCluster() {
+    const Run r = run("'" + script + "' up '" + dir + "' " + std::to_string(free_port()));
+    cr_assert_eq(r.rc, 0, "%s", r.out.c_str());
+    conninfo = r.out.substr(0, r.out.find('\n'));
+  }
+  ~PodCluster() { run("'" + script + "' down '" + dir + "'"); }
+  void stop() const { cr_assert_eq(run("'" + script + "' stop '" + dir + "'").rc, 0); }
+  void start() const { cr_assert_eq(run("'" + script + "' start '" + dir + "'").rc, 0); }
+};
+
+std::string mrctl(const std::string& dsn, const std::string& args) {
+  const Run r = run("'" + env("MR_MRCTL") + "' --dsn '" + dsn + "' --master-key '" + env("MR_MASTER_KEY_FILE") +
+                    "' " + args);
+  cr_assert_eq(r.rc, 0, "mrctl %s: %s", args.c_str(), r.out.c_str());
+  return r.out;
+}
+
+std::string psql_value(const std::string& dsn, const std::string& sql) {
+  const Run r = run("psql '" + dsn + "' -XqAtc \"" + sql + "\"");
+  cr_assert_eq(r.rc, 0, "%s", r.out.c_str());
+  std::string out = r.out;
+  while (!out.empty() && out.back() == '\n') out.pop_back();
+  return out;
+}
+
+std::string json_field(const std::string& json, const std::string& name) {
+  const auto d = parse_json(json);
+  cr_assert(d.IsObject() && d.HasMember(name.c_str()) && d[name.c_str()].IsString(), "%s", json.c_str());
+  return d[name.c_str()].GetString();
+}
+
+struct Club {
+  std::string ref, key_id, secret;
+};
+
+Club make_club(const std::string& catalogue, const std::string& ref, const std::string& pod_flag) {
+  mrctl(catalogue, "club create --ref " + ref + " --name '" + ref + "' --earn-rate-bp 100 --currencies GBP " +
+                       pod_flag);
+  mrctl(catalogue, "pool topup --ref " + ref + " --points 1000000000");
+  const std::string key = mrctl(catalogue, "key issue --ref " + ref + " --env sandbox");
+  return {ref, json_field(key, "keyId"), json_field(key, "secret")};
+}
+
+// A settle of 10.00 GBP (10 points at 100 bp): its status.
+long settle(mr::MrClient& c, const std::string& ref, const std::string& member) {
+  const std::string tx = unique("tx");
+  return c.post("/api/v1/transactions/settled", settle_body(ref, member, tx, 1000), unique("idem")).status;
+}
+
+}  // namespace
+
+Test(pods, each_club_in_its_pod_and_one_pods_outage_is_its_clubs_only, .timeout = 240) {
+  Database home("pods_home");
+  cr_assert_eq(home.migrate().rc, 0);
+  const PodCluster b;
+  // Pod b carries the whole schema too; the directory refuses a pod whose
+  // schema is behind the modules'.
+  const Run migrated = run("'" + env("MR_MRCTL") + "' migrate --dsn '" + b.conninfo + "'");
+  cr_assert_eq(migrated.rc, 0, "%s", migrated.out.c_str());
+  mrctl(home.dsn(), "pod add --pod b --conninfo '" + b.conninfo + "'");
+  const Club h = make_club(home.dsn(), "pod-home-club", "");
+  const Club x = make_club(home.dsn(), "pod-b-club", "--pod b");
+  // The club's row is in both databases with one id; its books only in b.
+  const std::string id_x = psql_value(home.dsn(), "SELECT club_id FROM clubs WHERE partner_ref = 'pod-b-club'");
+  cr_expect_eq(psql_value(b.conninfo, "SELECT club_id FROM clubs WHERE partner_ref = 'pod-b-club'"), id_x);
+  cr_expect_eq(psql_value(home.dsn(), "SELECT pod FROM clubs WHERE partner_ref = 'pod-b-club'"), std::string("b"));
+
+  NodeConf conf;
+  conf.catalogue_dsn = home.dsn();
+  conf.ledger_dsn = home.dsn();
+  Node node(conf);
+  node.start();
+  mr::MrClient ch(node.base_url(), h.key_id, h.secret), cx(node.base_url(), x.key_id, x.secret);
+
+  // Each club's member, settles and reads land in its own pod.
+  const std::string mh = onboard_member(ch, h.ref), mx = onboard_member(cx, x.ref);
+  for (int i = 0; i < 5; ++i) {
+    cr_assert_eq(settle(ch, h.ref, mh), 201);
+    cr_assert_eq(settle(cx, x.ref, mx), 201);
+  }
+  cr_expect_eq(points_balance(ch, mh), 50);
+  cr_expect_eq(points_balance(cx, mx), 50);
+  const std::string count_of = "SELECT count(*) FROM ledger_entries e JOIN clubs c USING (club_id) WHERE c.partner_ref = ";
+  cr_expect_eq(psql_value(home.dsn(), count_of + "'pod-home-club'"), std::string("5"));
+  cr_expect_eq(psql_value(home.dsn(), count_of + "'pod-b-club'"), std::string("0"));
+  cr_expect_eq(psql_value(b.conninfo, count_of + "'pod-b-club'"), std::string("5"));
+  cr_expect_eq(psql_value(b.conninfo, count_of + "'pod-home-club'"), std::string("0"));
+  // A member is known in its club's pod only: the other club cannot see it.
+  cr_expect_eq(cx.get("/api/v1/members/" + mh + "/balance").status, 404);
+
+  // /readyz asks every pod.
+  auto ready = node.ops_get("/readyz");
+  cr_expect_eq(ready.status, 200, "%s", ready.body.c_str());
+  cr_expect(ready.body.find(R"({"pod":"home","status":"ready"})") != std::string::npos, "%s", ready.body.c_str());
+  cr_expect(ready.body.find(R"({"pod":"b","status":"ready"})") != std::string::npos, "%s", ready.body.c_str());
+
+  // Pod b's primary is gone: b's club is told to come back later, home's
+  // club sees not one error, and /readyz names pod b.
+  b.stop();
+  int home_ok = 0, b_unavailable = 0;
+  for (int i = 0; i < 20; ++i) {
+    const long sh = settle(ch, h.ref, mh);
+    cr_expect_eq(sh, 201, "home's club failed while pod b was down (%ld)", sh);
+    home_ok += sh == 201;
+    const long sx = settle(cx, x.ref, mx);
+    cr_expect_eq(sx, 503, "pod b's club while its pod is down: %ld", sx);
+    b_unavailable += sx == 503;
+  }
+  cr_expect_eq(home_ok, 20);
+  cr_expect_eq(b_unavailable, 20);
+  cr_expect_eq(points_balance(ch, mh), 250);
+  ready = node.ops_get("/readyz");
+  cr_expect_eq(ready.status, 503, "%s", ready.body.c_str());
+  cr_expect(ready.body.find("pod b: The ledger database cannot be reached") != std::string::npos, "%s",
+            ready.body.c_str());
+  cr_expect(ready.body.find("pod home") == std::string::npos, "%s", ready.body.c_str());
+
+  // Back: the pool reconnects by itself, no reload.
+  b.start();
+  cr_expect(eventually([&] { return settle(cx, x.ref, mx) == 201; }, 30s), "pod b's club not served again");
+  cr_expect(eventually([&] { return node.ops_get("/readyz").status == 200; }, 30s));
+  cr_expect_eq(psql_value(b.conninfo, count_of + "'pod-b-club'"), psql_value(b.conninfo,
+      "SELECT count(*) FROM ledger_entries WHERE club_id = " + id_x));
+}
+
+// The directory is read at reload: a club created in a new pod after nginx
+// started is served from that pod once nginx reloads, and the sealed
+// snapshot keeps the pods, so a reload with the catalogue down still routes.
+Test(pods, a_new_pod_is_served_after_a_reload_and_kept_in_the_snapshot, .timeout = 240) {
+  Database home("pods_reload");
+  cr_assert_eq(home.migrate().rc, 0);
+  NodeConf conf;
+  conf.catalogue_dsn = home.dsn();
+  conf.ledger_dsn = home.dsn();
+  const Club h = make_club(home.dsn(), "reload-home-club", "");
+  Node node(conf);
+  node.start();
+
+  const PodCluster b;
+  cr_assert_eq(run("'" + env("MR_MRCTL") + "' migrate --dsn '" + b.conninfo + "'").rc, 0);
+  mrctl(home.dsn(), "pod add --pod b --conninfo '" + b.conninfo + "'");
+  const Club x = make_club(home.dsn(), "reload-b-club", "--pod b");
+  mr::MrClient cx(node.base_url(), x.key_id, x.secret);
+  cr_expect_eq(cx.get("/api/v1/club").status, 401, "a key issued after the last load is not known yet");
+
+  cr_assert_eq(run(node.nginx("-s reload")).rc, 0);
+  cr_assert(eventually([&] { return cx.get("/api/v1/club").status == 200; }, 30s), "%s", node.log().c_str());
+  const std::string mx = onboard_member(cx, x.ref);
+  cr_expect_eq(settle(cx, x.ref, mx), 201);
+  cr_expect_eq(psql_value(b.conninfo, "SELECT count(*) FROM members"), std::string("1"));
+  cr_expect_eq(psql_value(home.dsn(), "SELECT count(*) FROM members"), std::string("0"));
+
+  // The catalogue's database gone (its connections refused): the reload
+  // serves the snapshot, pods included.
+  cr_assert_eq(run("psql '" + env("MR_DSN") + "' -XqAtc \"ALTER DATABASE " + home.name +
+                   " WITH ALLOW_CONNECTIONS false\"").rc, 0);
+  run("psql '" + env("MR_DSN") + "' -XqAtc \"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '" +
+      home.name + "'\"");
+  cr_assert_eq(run(node.nginx("-s reload")).rc, 0);
+  cr_expect(eventually([&] { return node.log().find("serving the") != std::string::npos; }, 30s), "%s",
+            node.log().c_str());
+  cr_expect(eventually([&] { return settle(cx, x.ref, mx) == 201; }, 30s),
+            "pod b's club after a reload from the snapshot: %s", node.log().c_str());
+  run("psql '" + env("MR_DSN") + "' -XqAtc \"ALTER DATABASE " + home.name + " WITH ALLOW_CONNECTIONS true\"");
+  mr::MrClient ch(node.base_url(), h.key_id, h.secret);
+  cr_expect(eventually([&] { return ch.get("/api/v1/club").status == 200; }, 30s), "home's club once it is back");
+}
