@@ -85,6 +85,7 @@ struct NodeConf {
   std::string redis = "mr_redis_password_file " + env("MR_REDIS_PASSWORD_FILE") + ";";
   std::string http;  // more directives in http {}, each on a line of its own
   std::string api_location = "mr_auth on; mr_idempotency on; mr_ledger;";
+  std::string webhooks = "mr_webhook_delivery off;";  // the webhook directives
 };
 
 // nginx of the test's own: one worker, the partner API on `port` (auth,
@@ -109,7 +110,7 @@ class Node {
     s << "  mr_master_key_file " << c.master_key << ";\n"
       << "  mr_catalogue_snapshot " << dir_ << "/catalogue.snapshot;\n"
       << "  mr_ledger_dsn \"" << c.ledger_dsn << "\";\n"
-      << "  mr_webhook_delivery off;\n"
+      << "  " << c.webhooks << "\n"
       << "  mr_redis 127.0.0.1:" << env("MR_REDIS_PORT") << ";\n  " << c.redis << "\n"
       << "  mr_metrics_zone mr_metrics;\n"
       << "  mr_ops_token_file " << env("MR_OPS_TOKEN_FILE") << ";\n" << c.http

@@ -10,12 +10,14 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <string>
 #include <thread>
 
 #include "tests/integration/ledger_helpers.hpp"
 #include "tests/integration/own_node.hpp"
+#include "tests/integration/webhook_receiver.hpp"
 
 namespace {
 
@@ -70,7 +72,7 @@ Club make_club(const std::string& catalogue, const std::string& ref, const std::
   return {ref, json_field(key, "keyId"), json_field(key, "secret")};
 }
 
-// A settle of 10.00 GBP (10 points at 100 bp): its status.
+// A settle of 10.00 GBP (10 points at 100 bp): its status (200 when awarded).
 long settle(mr::MrClient& c, const std::string& ref, const std::string& member) {
   const std::string tx = unique("tx");
   return c.post("/api/v1/transactions/settled", settle_body(ref, member, tx, 1000), unique("idem")).status;
@@ -97,15 +99,28 @@ Test(pods, each_club_in_its_pod_and_one_pods_outage_is_its_clubs_only, .timeout 
   NodeConf conf;
   conf.catalogue_dsn = home.dsn();
   conf.ledger_dsn = home.dsn();
+  conf.webhooks = "mr_webhook_poll 1s; mr_webhook_schedule 0 1s 1s 1s; mr_webhook_timeout 2s;";
   Node node(conf);
   node.start();
   mr::MrClient ch(node.base_url(), h.key_id, h.secret), cx(node.base_url(), x.key_id, x.secret);
 
+  // Each club's webhook endpoint is kept, and its events delivered, by its pod.
+  WebhookReceiver hooks;
+  for (auto* c : {&ch, &cx}) {
+    const std::string ref = c == &ch ? h.ref : x.ref;
+    const auto created = c->post("/api/v1/webhook-endpoints",
+                                 R"({"partnerRef":")" + ref + R"(","url":")" + hooks.url("/" + ref) + R"("})",
+                                 unique("we"));
+    cr_assert_eq(created.status, 201, "%s", created.body.c_str());
+  }
+  cr_expect_eq(psql_value(b.conninfo, "SELECT count(*) FROM webhook_endpoints"), std::string("1"));
+  cr_expect_eq(psql_value(home.dsn(), "SELECT count(*) FROM webhook_endpoints"), std::string("1"));
+
   // Each club's member, settles and reads land in its own pod.
   const std::string mh = onboard_member(ch, h.ref), mx = onboard_member(cx, x.ref);
   for (int i = 0; i < 5; ++i) {
-    cr_assert_eq(settle(ch, h.ref, mh), 201);
-    cr_assert_eq(settle(cx, x.ref, mx), 201);
+    cr_assert_eq(settle(ch, h.ref, mh), 200);
+    cr_assert_eq(settle(cx, x.ref, mx), 200);
   }
   cr_expect_eq(points_balance(ch, mh), 50);
   cr_expect_eq(points_balance(cx, mx), 50);
@@ -116,6 +131,22 @@ Test(pods, each_club_in_its_pod_and_one_pods_outage_is_its_clubs_only, .timeout 
   cr_expect_eq(psql_value(b.conninfo, count_of + "'pod-home-club'"), std::string("0"));
   // A member is known in its club's pod only: the other club cannot see it.
   cr_expect_eq(cx.get("/api/v1/members/" + mh + "/balance").status, 404);
+  // One member event and five settles each, delivered from each pod to its
+  // club's endpoint only.
+  const auto six_each = [](const std::vector<ReceivedHook>& got) {
+    const auto n = [&got](const std::string& target) {
+      return std::count_if(got.begin(), got.end(), [&](const ReceivedHook& r) { return r.target == target; });
+    };
+    return n("/pod-home-club") >= 6 && n("/pod-b-club") >= 6;
+  };
+  cr_expect(hooks.wait_for(six_each, 30s), "deliveries: %zu\n%s", hooks.count(), node.log().c_str());
+  for (const ReceivedHook& hook : hooks.received()) {
+    const bool to_b = hook.target == "/pod-b-club";
+    cr_expect(hook.body.find(to_b ? mx : mh) != std::string::npos, "%s got %s", hook.target.c_str(),
+              hook.body.c_str());
+    cr_expect(hook.body.find(to_b ? mh : mx) == std::string::npos, "%s got %s", hook.target.c_str(),
+              hook.body.c_str());
+  }
 
   // /readyz asks every pod.
   auto ready = node.ops_get("/readyz");
@@ -129,8 +160,8 @@ Test(pods, each_club_in_its_pod_and_one_pods_outage_is_its_clubs_only, .timeout 
   int home_ok = 0, b_unavailable = 0;
   for (int i = 0; i < 20; ++i) {
     const long sh = settle(ch, h.ref, mh);
-    cr_expect_eq(sh, 201, "home's club failed while pod b was down (%ld)", sh);
-    home_ok += sh == 201;
+    cr_expect_eq(sh, 200, "home's club failed while pod b was down (%ld)", sh);
+    home_ok += sh == 200;
     const long sx = settle(cx, x.ref, mx);
     cr_expect_eq(sx, 503, "pod b's club while its pod is down: %ld", sx);
     b_unavailable += sx == 503;
@@ -146,7 +177,7 @@ Test(pods, each_club_in_its_pod_and_one_pods_outage_is_its_clubs_only, .timeout 
 
   // Back: the pool reconnects by itself, no reload.
   b.start();
-  cr_expect(eventually([&] { return settle(cx, x.ref, mx) == 201; }, 30s), "pod b's club not served again");
+  cr_expect(eventually([&] { return settle(cx, x.ref, mx) == 200; }, 30s), "pod b's club not served again");
   cr_expect(eventually([&] { return node.ops_get("/readyz").status == 200; }, 30s));
   cr_expect_eq(psql_value(b.conninfo, count_of + "'pod-b-club'"), psql_value(b.conninfo,
       "SELECT count(*) FROM ledger_entries WHERE club_id = " + id_x));
@@ -175,7 +206,7 @@ Test(pods, a_new_pod_is_served_after_a_reload_and_kept_in_the_snapshot, .timeout
   cr_assert_eq(run(node.nginx("-s reload")).rc, 0);
   cr_assert(eventually([&] { return cx.get("/api/v1/club").status == 200; }, 30s), "%s", node.log().c_str());
   const std::string mx = onboard_member(cx, x.ref);
-  cr_expect_eq(settle(cx, x.ref, mx), 201);
+  cr_expect_eq(settle(cx, x.ref, mx), 200);
   cr_expect_eq(psql_value(b.conninfo, "SELECT count(*) FROM members"), std::string("1"));
   cr_expect_eq(psql_value(home.dsn(), "SELECT count(*) FROM members"), std::string("0"));
 
@@ -188,7 +219,7 @@ Test(pods, a_new_pod_is_served_after_a_reload_and_kept_in_the_snapshot, .timeout
   cr_assert_eq(run(node.nginx("-s reload")).rc, 0);
   cr_expect(eventually([&] { return node.log().find("serving the") != std::string::npos; }, 30s), "%s",
             node.log().c_str());
-  cr_expect(eventually([&] { return settle(cx, x.ref, mx) == 201; }, 30s),
+  cr_expect(eventually([&] { return settle(cx, x.ref, mx) == 200; }, 30s),
             "pod b's club after a reload from the snapshot: %s", node.log().c_str());
   run("psql '" + env("MR_DSN") + "' -XqAtc \"ALTER DATABASE " + home.name + " WITH ALLOW_CONNECTIONS true\"");
   mr::MrClient ch(node.base_url(), h.key_id, h.secret);
