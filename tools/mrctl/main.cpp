@@ -83,21 +83,28 @@ const MasterKey& Context::master_key() {
   return *master_;
 }
 
-void Context::in_transaction(const std::function<void()>& body) {
-  exec("BEGIN");
+void Context::in_transaction(const std::function<void()>& body) { in_transaction(db(), body); }
+
+void Context::in_transaction(PGconn* conn, const std::function<void()>& body) {
+  exec(conn, "BEGIN");
   try {
     body();
-    exec("COMMIT");
+    exec(conn, "COMMIT");
   } catch (...) {
-    PQclear(PQexec(db(), "ROLLBACK"));
+    PQclear(PQexec(conn, "ROLLBACK"));
     throw;
   }
 }
 
 pg::Result Context::exec(std::string_view sql, const std::vector<std::optional<std::string>>& params,
                          const std::vector<int>& binary) {
+  return exec(db(), sql, params, binary);
+}
+
+pg::Result Context::exec(PGconn* conn, std::string_view sql, const std::vector<std::optional<std::string>>& params,
+                         const std::vector<int>& binary) {
   std::string err;
-  auto r = pg::exec(db(), sql, params, err, binary);
+  auto r = pg::exec(conn, sql, params, err, binary);
   if (!r) {
     // Raised by our own SQL with a message meant for the operator.
     // One line: the server's message without its CONTEXT lines.
