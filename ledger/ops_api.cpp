@@ -13,6 +13,7 @@
 #include <rapidjson/writer.h>
 
 #include "ledger/api.hpp"
+#include "ledger/books_metrics.hpp"
 #include "ledger/json_fields.hpp"
 #include "ledger/payouts.hpp"
 #include "ledger/pods.hpp"
@@ -27,28 +28,6 @@ namespace {
 
 enum class Shape { json_data, metrics_text, ready };
 
-// The webhook deliveries due, after the books' gauges (sql::metrics: the
-// pending count and the oldest one's lateness in milliseconds).
-std::string webhook_backlog_text(const ResultView& result) {
-  const auto number = [&result](int col) -> long long {
-    if (result.is_null(0, col)) return 0;
-    const std::string_view v = result.value(0, col);
-    long long n = 0;
-    const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
-    return ec == std::errc{} && end == v.data() + v.size() && n > 0 ? n : 0;  // a clock step: not negative
-  };
-  const long long pending = number(1), late_ms = number(2);
-  std::string frac = std::to_string(late_ms % 1000);
-  frac.insert(0, 3 - frac.size(), '0');
-  return "# HELP mr_webhook_backlog Webhook deliveries due and not yet sent, every endpoint.\n"
-         "# TYPE mr_webhook_backlog gauge\n"
-         "mr_webhook_backlog " + std::to_string(pending) + "\n"
-         "# HELP mr_webhook_backlog_oldest_seconds How long the longest-waiting due delivery is past its time "
-         "(0: none).\n"
-         "# TYPE mr_webhook_backlog_oldest_seconds gauge\n"
-         "mr_webhook_backlog_oldest_seconds " + std::to_string(late_ms / 1000) + "." + frac + "\n";
-}
-
 class OpsPending final : public Pending {
  public:
   OpsPending(Query q, Shape shape, std::string_view not_found = "No such payout.")
@@ -56,13 +35,13 @@ class OpsPending final : public Pending {
   const Query& query() const override { return query_; }
 
   Response render(const ResultView& result, std::string_view request_id) const override {
+    if (shape_ == Shape::metrics_text) {  // the home pod's alone; the ops listener asks every pod
+      return Response{200, render_books({books_of(std::string(kHomePod), result)}), false, kPrometheusContentType};
+    }
     if (result.rows() != 1 || result.is_null(0, 0)) {
       return Response{500, render_error(ErrorCode::internal_error, "", request_id), false};
     }
     const std::string_view v = result.value(0, 0);
-    if (shape_ == Shape::metrics_text) {
-      return Response{200, std::string(v) + webhook_backlog_text(result), false, kPrometheusContentType};
-    }
     if (shape_ == Shape::ready) return render_readiness({readiness_of_version(kHomePod, v)}, request_id);
     JsonDocument d;
     d.Parse(v.data(), v.size());

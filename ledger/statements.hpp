@@ -43,10 +43,9 @@ inline constexpr std::string_view webhook_deliveries =
 // /readyz: the newest migration the ledger's database has (ops_api.cpp
 // compares it with the modules' own newest).
 inline constexpr std::string_view ready = "SELECT coalesce(max(version), 0) FROM schema_migrations";
-// The books' gauges, and the webhook deliveries due (mr_webhook_backlog
-// aggregates: always one row), rendered after them (ops_api.cpp).
-inline constexpr std::string_view metrics =
-    "SELECT mr_metrics(), b.pending, b.oldest_due_age_ms FROM mr_webhook_backlog() b";
+// The books' gauges and the webhook deliveries due, as samples (019):
+// every pod's, written together by ledger/books_metrics.cpp.
+inline constexpr std::string_view metrics = "SELECT family, labels, value FROM mr_metrics_samples()";
 inline constexpr std::string_view payouts = "SELECT mr_payouts($1, $2::int)";
 inline constexpr std::string_view payout_move = "SELECT mr_payout_move($1, $2, $3)";
 inline constexpr std::string_view payout_simulate = "SELECT mr_payout_simulate($1::bigint)";

@@ -1,9 +1,14 @@
 #include "modules/ledger/ops_listener.hpp"
 
 #include <string>
+#include <vector>
 
 #include <openssl/crypto.h>
 
+#include "ledger/books_metrics.hpp"
+#include "ledger/pods.hpp"
+#include "ledger/readiness.hpp"
+#include "ledger/statements.hpp"
 #include "lua-free-config/ledger_conf.hpp"
 #include "modules/common/http_json.hpp"
 #include "modules/common/node_metrics.hpp"
@@ -26,39 +31,52 @@ bool token_matches(ngx_http_request_t* r) {
          CRYPTO_memcmp(given->data(), expected.data(), expected.size()) == 0;
 }
 
-// /metrics: this node's counters (shared memory, every worker) before the
-// books' gauges the database gives. Without the database the node's part
-// still answers, with mr_books_up 0: the alerts that matter most then
-// (pool timeouts, service_unavailable) come from the node.
-class WithNodeMetrics final : public mr::ledger::Pending {
- public:
-  explicit WithNodeMetrics(std::unique_ptr<mr::ledger::Pending> books) : books_(std::move(books)) {}
-  const mr::ledger::Query& query() const override { return books_->query(); }
-  mr::ledger::Response render(const mr::ledger::ResultView& result, std::string_view request_id) const override {
-    mr::ledger::Response response = books_->render(result, request_id);
-    if (response.status != 200) return without_books();
-    response.body.insert(0, node_text());
-    return response;
+// /readyz: every pod's schema version, one answer (ledger/readiness).
+mr::ledger::Response readiness(const std::vector<PodAnswer>& answers, std::string_view request_id) {
+  std::vector<mr::ledger::PodReadiness> pods;
+  for (const PodAnswer& a : answers) {
+    switch (a.outcome.kind) {
+      case mr::pg::Outcome::Kind::ok: {
+        const auto rows = rows_of(a.outcome);
+        pods.push_back(rows->rows() == 1 && !rows->is_null(0, 0)
+                           ? mr::ledger::readiness_of_version(a.pod, rows->value(0, 0))
+                           : mr::ledger::readiness_of_sql_error(a.pod, "XX000"));
+        break;
+      }
+      case mr::pg::Outcome::Kind::sql_error:
+        pods.push_back(mr::ledger::readiness_of_sql_error(a.pod, a.outcome.sqlstate));
+        break;
+      case mr::pg::Outcome::Kind::unavailable:
+        pods.push_back(mr::ledger::readiness_unavailable(a.pod));
+        break;
+    }
   }
-  std::optional<mr::ledger::Response> on_sql_error(std::string_view, std::string_view) const override {
-    return without_books();
-  }
-  std::optional<mr::ledger::Response> on_unavailable(std::string_view) const override { return without_books(); }
+  if (pods.empty()) pods.push_back(mr::ledger::readiness_unavailable(mr::kHomePod));
+  return mr::ledger::render_readiness(pods, request_id);
+}
 
- private:
-  static std::string node_text() {
-    const mr::metrics::Block* block = node_metrics();
-    if (block == nullptr) return {};
+// /metrics: this node's counters (shared memory, every worker), then every
+// pod's books (ledger/books_metrics). Without a pod's database its part is
+// mr_books_up 0 and the rest still answers: the alerts that matter most
+// then (pool timeouts, service_unavailable) come from the node.
+mr::ledger::Response metrics(const std::vector<PodAnswer>& answers) {
+  std::vector<mr::ledger::PodBooks> pods;
+  for (const PodAnswer& a : answers) {
+    if (a.outcome.kind == mr::pg::Outcome::Kind::ok) {
+      pods.push_back(mr::ledger::books_of(a.pod, *rows_of(a.outcome)));
+    } else {
+      pods.push_back({a.pod, false, {}});
+    }
+  }
+  if (pods.empty()) pods.push_back({std::string(mr::kHomePod), false, {}});
+  std::string body;
+  if (const mr::metrics::Block* block = node_metrics()) {
     publish_pool_metrics();  // this worker's figures as of now; the others' within a second
-    return mr::metrics::render(*block, process_alive);
+    body = mr::metrics::render(*block, process_alive);
   }
-  static mr::ledger::Response without_books() {
-    return {200, node_text() + "# HELP mr_books_up Whether the books' gauges below could be read.\n"
-                               "# TYPE mr_books_up gauge\nmr_books_up 0\n", false,
-            mr::ledger::kPrometheusContentType};
-  }
-  std::unique_ptr<mr::ledger::Pending> books_;
-};
+  body += mr::ledger::render_books(pods);
+  return {200, std::move(body), false, mr::ledger::kPrometheusContentType};
+}
 
 ngx_int_t start(ngx_http_request_t* r) {
   const std::string_view path = raw_path(r);
@@ -71,11 +89,15 @@ ngx_int_t start(ngx_http_request_t* r) {
   request.body = *body;
   request.request_id = request_id(r);
   mr::ledger::Prepared prepared = mr::ledger::prepare_ops(request);
-  auto* books = std::get_if<std::unique_ptr<mr::ledger::Pending>>(&prepared);
-  const mr::ledger::Route route = mr::ledger::ops_route_of(path);
-  if (books != nullptr && route == mr::ledger::Route::ops_readyz) return run_readiness(r);  // every pod's
-  if (books != nullptr && route == mr::ledger::Route::ops_metrics) {
-    prepared = std::make_unique<WithNodeMetrics>(std::move(*books));
+  // Past the domain's checks (method), /readyz and /metrics speak for every pod.
+  if (std::holds_alternative<std::unique_ptr<mr::ledger::Pending>>(prepared)) {
+    const mr::ledger::Route route = mr::ledger::ops_route_of(path);
+    if (route == mr::ledger::Route::ops_readyz) {
+      const std::string id(request_id(r));
+      return run_on_every_pod(r, mr::ledger::sql::ready,
+                              [id](const std::vector<PodAnswer>& answers) { return readiness(answers, id); });
+    }
+    if (route == mr::ledger::Route::ops_metrics) return run_on_every_pod(r, mr::ledger::sql::metrics, metrics);
   }
   return run_prepared(r, std::move(prepared));
 }

@@ -2,9 +2,6 @@
 
 #include <new>
 
-#include "ledger/pods.hpp"
-#include "ledger/readiness.hpp"
-#include "ledger/statements.hpp"
 #include "modules/common/http_json.hpp"
 #include "modules/ledger/settle_gate.hpp"
 
@@ -139,35 +136,24 @@ ngx_int_t answer_internal_error(ngx_http_request_t* r) { return send_error(r, mr
 
 namespace {
 
-// /readyz on every pod at once: the answer goes when the last pod's is in.
-struct ReadyFanOut {
-  std::vector<mr::ledger::PodReadiness> pods;
+// A statement on every pod at once: the answer goes when the last pod's
+// outcome is in.
+struct FanOut {
+  std::vector<PodAnswer> answers;
   std::vector<mr::pg::Job*> jobs;  // null once answered
   std::size_t waiting = 0;
+  std::function<mr::ledger::Response(const std::vector<PodAnswer>&)> combine;
 };
 
-void on_pod_ready(ngx_http_request_t* r, ReadyFanOut* fan, std::size_t i, mr::pg::Outcome&& outcome) {
+void on_pod_answer(ngx_http_request_t* r, FanOut* fan, std::size_t i, mr::pg::Outcome&& outcome) {
   fan->jobs[i] = nullptr;
-  const std::string& pod = fan->pods[i].pod;
-  switch (outcome.kind) {
-    case mr::pg::Outcome::Kind::ok: {
-      const PgResultView view(outcome.result.get(), outcome.row);
-      fan->pods[i] = view.rows() == 1 && !view.is_null(0, 0) ? mr::ledger::readiness_of_version(pod, view.value(0, 0))
-                                                              : mr::ledger::readiness_of_sql_error(pod, "XX000");
-      break;
-    }
-    case mr::pg::Outcome::Kind::sql_error:
-      fan->pods[i] = mr::ledger::readiness_of_sql_error(pod, outcome.sqlstate);
-      break;
-    default:
-      log_failure(r, NGX_LOG_WARN, outcome);
-      fan->pods[i] = mr::ledger::readiness_unavailable(pod);
-      break;
-  }
+  if (outcome.kind == mr::pg::Outcome::Kind::unavailable) log_failure(r, NGX_LOG_WARN, outcome);
+  if (outcome.kind == mr::pg::Outcome::Kind::sql_error) log_failure(r, NGX_LOG_ERR, outcome);
+  fan->answers[i].outcome = std::move(outcome);
   if (--fan->waiting > 0) return;
   ngx_int_t rc;
   try {
-    rc = send_response(r, mr::ledger::render_readiness(fan->pods, request_id(r)));
+    rc = send_response(r, fan->combine(fan->answers));
   } catch (...) {
     rc = NGX_ERROR;
   }
@@ -176,30 +162,33 @@ void on_pod_ready(ngx_http_request_t* r, ReadyFanOut* fan, std::size_t i, mr::pg
 
 }  // namespace
 
-ngx_int_t run_readiness(ngx_http_request_t* r) {
+std::unique_ptr<mr::ledger::ResultView> rows_of(const mr::pg::Outcome& outcome) {
+  return std::make_unique<PgResultView>(outcome.result.get(), outcome.row);
+}
+
+ngx_int_t run_on_every_pod(ngx_http_request_t* r, std::string_view sql,
+                           std::function<mr::ledger::Response(const std::vector<PodAnswer>&)> combine) {
   auto& pods = worker_pods();
-  if (pods.empty()) {
-    return send_response(r, mr::ledger::render_readiness({mr::ledger::readiness_unavailable(mr::kHomePod)},
-                                                         request_id(r)));
-  }
-  ngx_pool_cleanup_t* cln = ngx_pool_cleanup_add(r->pool, sizeof(ReadyFanOut));
+  if (pods.empty()) return send_response(r, combine({}));
+  ngx_pool_cleanup_t* cln = ngx_pool_cleanup_add(r->pool, sizeof(FanOut));
   if (cln == nullptr) return NGX_ERROR;
-  auto* fan = new (cln->data) ReadyFanOut{};
+  auto* fan = new (cln->data) FanOut{};
   cln->handler = [](void* data) {
-    auto* f = static_cast<ReadyFanOut*>(data);
+    auto* f = static_cast<FanOut*>(data);
     for (mr::pg::Job* job : f->jobs) {
       if (job != nullptr) mr::pg::Pool::detach(job);
     }
-    f->~ReadyFanOut();
+    f->~FanOut();
   };
-  for (const PodPool& pod : pods) fan->pods.push_back({pod.name, false, {}});
+  fan->combine = std::move(combine);
+  for (const PodPool& pod : pods) fan->answers.push_back({pod.name, {mr::pg::Outcome::Kind::unavailable, {}, -1, {}, {}}});
   fan->jobs.assign(pods.size(), nullptr);
   // Counted before any submit: one may answer at once.
   fan->waiting = pods.size();
   for (std::size_t i = 0; i < pods.size(); ++i) {
     auto job = std::make_unique<mr::pg::Job>();
-    job->sql = mr::ledger::sql::ready;
-    job->done = [r, fan, i](mr::pg::Outcome&& outcome) { on_pod_ready(r, fan, i, std::move(outcome)); };
+    job->sql = sql;
+    job->done = [r, fan, i](mr::pg::Outcome&& outcome) { on_pod_answer(r, fan, i, std::move(outcome)); };
     fan->jobs[i] = job.get();
     pods[i].pool->submit(std::move(job));
   }

@@ -4,7 +4,11 @@
 // ops listener.
 #pragma once
 
+#include <functional>
 #include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include "ledger/api.hpp"
 #include "lua-free-config/nginx.hpp"
@@ -18,9 +22,21 @@ ngx_int_t run_prepared(ngx_http_request_t* r, mr::ledger::Prepared prepared);
 
 ngx_int_t answer_internal_error(ngx_http_request_t* r);
 
-// /readyz: sql::ready on every pod's pool at once, answered as
-// ledger/readiness.hpp says once the last pod has answered (NGX_DONE).
-ngx_int_t run_readiness(ngx_http_request_t* r);
+// What one pod answered to a statement that every pod was asked.
+struct PodAnswer {
+  std::string pod;
+  mr::pg::Outcome outcome;
+};
+
+// Runs `sql` on every pod's pool at once and answers with what `combine`
+// makes of their outcomes (in pod order) once the last is in (NGX_DONE);
+// with no pool, at once from no outcome. For the ops listener's /readyz
+// and /metrics, which speak for every pod.
+ngx_int_t run_on_every_pod(ngx_http_request_t* r, std::string_view sql,
+                           std::function<mr::ledger::Response(const std::vector<PodAnswer>&)> combine);
+
+// An ok outcome's rows, as the domain reads them.
+std::unique_ptr<mr::ledger::ResultView> rows_of(const mr::pg::Outcome& outcome);
 
 // A content handler's start: reads the body (at once if the access phase
 // already did), then runs `Start`, which answers or returns NGX_DONE.

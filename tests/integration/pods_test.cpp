@@ -154,6 +154,19 @@ Test(pods, each_club_in_its_pod_and_one_pods_outage_is_its_clubs_only, .timeout 
   cr_expect(ready.body.find(R"({"pod":"home","status":"ready"})") != std::string::npos, "%s", ready.body.c_str());
   cr_expect(ready.body.find(R"({"pod":"b","status":"ready"})") != std::string::npos, "%s", ready.body.c_str());
 
+  // /metrics gives every pod's books, each sample with its pod; a club's
+  // pool only from the pod that keeps it.
+  auto metrics = node.ops_get("/metrics");
+  cr_expect_eq(metrics.status, 200);
+  for (const char* line : {"\nmr_books_up{pod=\"home\"} 1\n", "\nmr_books_up{pod=\"b\"} 1\n",
+                           "\nmr_club_points_pool{partner_ref=\"pod-b-club\",pod=\"b\"} ",
+                           "\nmr_club_points_pool{partner_ref=\"pod-home-club\",pod=\"home\"} ",
+                           "\nmr_webhook_backlog{pod=\"b\"} "}) {
+    cr_expect(metrics.body.find(line) != std::string::npos, "no %s in:\n%s", line, metrics.body.c_str());
+  }
+  cr_expect(metrics.body.find("partner_ref=\"pod-b-club\",pod=\"home\"") == std::string::npos, "%s",
+            metrics.body.c_str());
+
   // Pod b's primary is gone: b's club is told to come back later, home's
   // club sees not one error, and /readyz names pod b.
   b.stop();
@@ -174,6 +187,10 @@ Test(pods, each_club_in_its_pod_and_one_pods_outage_is_its_clubs_only, .timeout 
   cr_expect(ready.body.find("pod b: The ledger database cannot be reached") != std::string::npos, "%s",
             ready.body.c_str());
   cr_expect(ready.body.find("pod home") == std::string::npos, "%s", ready.body.c_str());
+  metrics = node.ops_get("/metrics");
+  cr_expect_eq(metrics.status, 200);
+  cr_expect(metrics.body.find("\nmr_books_up{pod=\"b\"} 0\n") != std::string::npos, "%s", metrics.body.c_str());
+  cr_expect(metrics.body.find("\nmr_books_up{pod=\"home\"} 1\n") != std::string::npos, "%s", metrics.body.c_str());
 
   // Back: the pool reconnects by itself, no reload.
   b.start();
