@@ -6,6 +6,7 @@
 #include <openssl/crypto.h>
 
 #include "ledger/books_metrics.hpp"
+#include "ledger/ops_pods.hpp"
 #include "ledger/pods.hpp"
 #include "ledger/readiness.hpp"
 #include "ledger/statements.hpp"
@@ -92,12 +93,32 @@ ngx_int_t start(ngx_http_request_t* r) {
   // Past the domain's checks (method), /readyz and /metrics speak for every pod.
   if (std::holds_alternative<std::unique_ptr<mr::ledger::Pending>>(prepared)) {
     const mr::ledger::Route route = mr::ledger::ops_route_of(path);
+    const std::string id(request_id(r));
     if (route == mr::ledger::Route::ops_readyz) {
-      const std::string id(request_id(r));
-      return run_on_every_pod(r, mr::ledger::sql::ready,
+      return run_on_every_pod(r, {std::string(mr::ledger::sql::ready), {}},
                               [id](const std::vector<PodAnswer>& answers) { return readiness(answers, id); });
     }
-    if (route == mr::ledger::Route::ops_metrics) return run_on_every_pod(r, mr::ledger::sql::metrics, metrics);
+    if (route == mr::ledger::Route::ops_metrics) {
+      return run_on_every_pod(r, {std::string(mr::ledger::sql::metrics), {}}, metrics);
+    }
+    if (worker_pods().size() > 1 && mr::ledger::addressed_by_id(route, view(r->method_name), path)) {
+      std::shared_ptr<const mr::ledger::Pending> pending =
+          std::move(std::get<std::unique_ptr<mr::ledger::Pending>>(prepared));
+      return run_on_every_pod(r, pending->query(), [r, pending, id](const std::vector<PodAnswer>& answers) {
+        std::vector<mr::ledger::Response> each;
+        for (const PodAnswer& a : answers) {
+          auto answer = domain_answer(r, *pending, a.outcome);
+          const bool failed = a.outcome.kind == mr::pg::Outcome::Kind::sql_error;
+          each.push_back(answer ? std::move(*answer)
+                                : mr::ledger::Response{failed ? 500 : 503,
+                                                       mr::render_error(failed ? mr::ErrorCode::internal_error
+                                                                               : mr::ErrorCode::service_unavailable,
+                                                                        "", id),
+                                                       false});
+        }
+        return mr::ledger::holder_answer(each, id);
+      });
+    }
   }
   return run_prepared(r, std::move(prepared));
 }

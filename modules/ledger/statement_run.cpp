@@ -66,34 +66,30 @@ ngx_int_t send_response(ngx_http_request_t* r, const mr::ledger::Response& respo
 
 void on_outcome(ngx_http_request_t* r, Waiting* waiting, mr::pg::Outcome&& outcome) {
   waiting->job = nullptr;
-  ngx_int_t rc;
-  switch (outcome.kind) {
-    case mr::pg::Outcome::Kind::ok: {
-      const PgResultView view(outcome.result.get(), outcome.row);
-      rc = send_response(r, waiting->pending->render(view, request_id(r)));
-      break;
-    }
-    case mr::pg::Outcome::Kind::sql_error:
-      if (auto answer = waiting->pending->on_sql_error(outcome.sqlstate, request_id(r))) {
-        rc = send_response(r, *answer);
-        break;
-      }
-      log_failure(r, NGX_LOG_ERR, outcome);
-      rc = send_error(r, mr::ErrorCode::internal_error);
-      break;
-    default:
-      log_failure(r, NGX_LOG_WARN, outcome);
-      if (auto answer = waiting->pending->on_unavailable(request_id(r))) {
-        rc = send_response(r, *answer);
-        break;
-      }
-      rc = send_error(r, mr::ErrorCode::service_unavailable);
-      break;
-  }
+  const auto answer = domain_answer(r, *waiting->pending, outcome);
+  const ngx_int_t rc = answer ? send_response(r, *answer)
+                              : send_error(r, outcome.kind == mr::pg::Outcome::Kind::sql_error
+                                                  ? mr::ErrorCode::internal_error
+                                                  : mr::ErrorCode::service_unavailable);
   ngx_http_finalize_request(r, rc);
 }
 
 }  // namespace
+
+std::optional<mr::ledger::Response> domain_answer(ngx_http_request_t* r, const mr::ledger::Pending& pending,
+                                                  const mr::pg::Outcome& outcome) {
+  switch (outcome.kind) {
+    case mr::pg::Outcome::Kind::ok:
+      return pending.render(PgResultView(outcome.result.get(), outcome.row), request_id(r));
+    case mr::pg::Outcome::Kind::sql_error:
+      if (auto answer = pending.on_sql_error(outcome.sqlstate, request_id(r))) return answer;
+      log_failure(r, NGX_LOG_ERR, outcome);
+      return std::nullopt;
+    default:
+      log_failure(r, NGX_LOG_WARN, outcome);
+      return pending.on_unavailable(request_id(r));
+  }
+}
 
 ngx_int_t run_prepared(ngx_http_request_t* r, mr::ledger::Prepared prepared) {
   if (auto* response = std::get_if<mr::ledger::Response>(&prepared)) return send_response(r, *response);
@@ -147,8 +143,6 @@ struct FanOut {
 
 void on_pod_answer(ngx_http_request_t* r, FanOut* fan, std::size_t i, mr::pg::Outcome&& outcome) {
   fan->jobs[i] = nullptr;
-  if (outcome.kind == mr::pg::Outcome::Kind::unavailable) log_failure(r, NGX_LOG_WARN, outcome);
-  if (outcome.kind == mr::pg::Outcome::Kind::sql_error) log_failure(r, NGX_LOG_ERR, outcome);
   fan->answers[i].outcome = std::move(outcome);
   if (--fan->waiting > 0) return;
   ngx_int_t rc;
@@ -166,7 +160,7 @@ std::unique_ptr<mr::ledger::ResultView> rows_of(const mr::pg::Outcome& outcome) 
   return std::make_unique<PgResultView>(outcome.result.get(), outcome.row);
 }
 
-ngx_int_t run_on_every_pod(ngx_http_request_t* r, std::string_view sql,
+ngx_int_t run_on_every_pod(ngx_http_request_t* r, const mr::ledger::Query& query,
                            std::function<mr::ledger::Response(const std::vector<PodAnswer>&)> combine) {
   auto& pods = worker_pods();
   if (pods.empty()) return send_response(r, combine({}));
@@ -187,7 +181,8 @@ ngx_int_t run_on_every_pod(ngx_http_request_t* r, std::string_view sql,
   fan->waiting = pods.size();
   for (std::size_t i = 0; i < pods.size(); ++i) {
     auto job = std::make_unique<mr::pg::Job>();
-    job->sql = sql;
+    job->sql = query.sql;
+    job->params = query.params;
     job->done = [r, fan, i](mr::pg::Outcome&& outcome) { on_pod_answer(r, fan, i, std::move(outcome)); };
     fan->jobs[i] = job.get();
     pods[i].pool->submit(std::move(job));

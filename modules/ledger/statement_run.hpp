@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -28,12 +29,18 @@ struct PodAnswer {
   mr::pg::Outcome outcome;
 };
 
-// Runs `sql` on every pod's pool at once and answers with what `combine`
+// Runs `query` on every pod's pool at once and answers with what `combine`
 // makes of their outcomes (in pod order) once the last is in (NGX_DONE);
-// with no pool, at once from no outcome. For the ops listener's /readyz
-// and /metrics, which speak for every pod.
-ngx_int_t run_on_every_pod(ngx_http_request_t* r, std::string_view sql,
+// with no pool, at once from no outcome. For the ops listener, which
+// speaks for every pod.
+ngx_int_t run_on_every_pod(ngx_http_request_t* r, const mr::ledger::Query& query,
                            std::function<mr::ledger::Response(const std::vector<PodAnswer>&)> combine);
+
+// The domain's answer to an outcome of `pending`'s statement (failures
+// logged with the request id); nullopt when it has none: internal_error for
+// a statement that failed, service_unavailable otherwise.
+std::optional<mr::ledger::Response> domain_answer(ngx_http_request_t* r, const mr::ledger::Pending& pending,
+                                                  const mr::pg::Outcome& outcome);
 
 // An ok outcome's rows, as the domain reads them.
 std::unique_ptr<mr::ledger::ResultView> rows_of(const mr::pg::Outcome& outcome);

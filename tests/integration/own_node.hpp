@@ -161,6 +161,9 @@ class Node {
   mr::HttpResponse ops_get(const std::string& path) const {
     return mr::MrClient(ops_url(), "", "").send("GET", path, "", ops_auth());
   }
+  mr::HttpResponse ops_post(const std::string& path, const std::string& body = "") const {
+    return mr::MrClient(ops_url(), "", "").send("POST", path, body, ops_auth());
+  }
 
  private:
   std::string dir_;

@@ -90,7 +90,9 @@ Test(pods, each_club_in_its_pod_and_one_pods_outage_is_its_clubs_only, .timeout 
   cr_assert_eq(migrated.rc, 0, "%s", migrated.out.c_str());
   mrctl(home.dsn(), "pod add --pod b --conninfo '" + b.conninfo + "'");
   const Club h = make_club(home.dsn(), "pod-home-club", "");
-  const Club x = make_club(home.dsn(), "pod-b-club", "--pod b");
+  const Club x = make_club(home.dsn(), "pod-b-club",
+                           "--pod b --redemption-rate-minor 1 --payout-currency GBP --min-redemption 10");
+  mrctl(home.dsn(), "capacity topup --ref pod-b-club --minor 1000000");
   // The club's row is in both databases with one id; its books only in b.
   const std::string id_x = psql_value(home.dsn(), "SELECT club_id FROM clubs WHERE partner_ref = 'pod-b-club'");
   cr_expect_eq(psql_value(b.conninfo, "SELECT club_id FROM clubs WHERE partner_ref = 'pod-b-club'"), id_x);
@@ -154,6 +156,25 @@ Test(pods, each_club_in_its_pod_and_one_pods_outage_is_its_clubs_only, .timeout 
   cr_expect(ready.body.find(R"({"pod":"home","status":"ready"})") != std::string::npos, "%s", ready.body.c_str());
   cr_expect(ready.body.find(R"({"pod":"b","status":"ready"})") != std::string::npos, "%s", ready.body.c_str());
 
+  // A payout of pod b's club is completed through the ops listener, which
+  // asks every pod: the one that holds it answers.
+  const auto redeemed = cx.post("/api/v1/redemptions",
+                                R"({"partnerRef":"pod-b-club","requestId":")" + unique("rq") +
+                                    R"(","member":{"externalMemberId":")" + mx +
+                                    R"("},"redemption":{"points":20,"currency":"GBP"}})",
+                                unique("idem"));
+  cr_assert_eq(redeemed.status, 202, "%s", redeemed.body.c_str());
+  const std::string po = s(data_of(redeemed)["payout"], "payoutId");
+  const auto succeeded = node.ops_post("/payouts/" + po + "/succeed");
+  cr_expect_eq(succeeded.status, 200, "%s", succeeded.body.c_str());
+  cr_expect_eq(psql_value(b.conninfo, "SELECT status FROM payouts WHERE payout_id = '" + po + "'"),
+               std::string("succeeded"));
+  const auto again = node.ops_post("/payouts/" + po + "/fail", R"({"reason":"late"})");
+  cr_expect_eq(again.status, 409, "the holder's refusal, not another pod's 404: %s", again.body.c_str());
+  const auto none = node.ops_post("/payouts/po_nothing/succeed");
+  cr_expect_eq(none.status, 404, "%s", none.body.c_str());
+  cr_expect_eq(points_balance(cx, mx), 30);
+
   // /metrics gives every pod's books, each sample with its pod; a club's
   // pool only from the pod that keeps it.
   auto metrics = node.ops_get("/metrics");
@@ -182,6 +203,8 @@ Test(pods, each_club_in_its_pod_and_one_pods_outage_is_its_clubs_only, .timeout 
   cr_expect_eq(home_ok, 20);
   cr_expect_eq(b_unavailable, 20);
   cr_expect_eq(points_balance(ch, mh), 250);
+  // A payout id while pod b is down: it may be there, so not a 404.
+  cr_expect_eq(node.ops_post("/payouts/po_nothing/succeed").status, 503);
   ready = node.ops_get("/readyz");
   cr_expect_eq(ready.status, 503, "%s", ready.body.c_str());
   cr_expect(ready.body.find("pod b: The ledger database cannot be reached") != std::string::npos, "%s",

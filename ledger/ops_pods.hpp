@@ -1,0 +1,25 @@
+// The ops listener over pods (issue 29). A route that names one thing by
+// its id (a payout's result; a webhook endpoint's enable, disable or
+// replay) is asked of every pod and answered by the pod that holds it: ids
+// are random (mr_new_id), so at most one does. The lists (payouts, webhook
+// endpoints, failed deliveries) are the home pod's alone for now (mrctl's
+// lists cover every pod); /readyz and /metrics speak for every pod
+// (readiness.hpp, books_metrics.hpp).
+#pragma once
+
+#include <string_view>
+#include <vector>
+
+#include "ledger/api.hpp"
+#include "ledger/routes.hpp"
+
+namespace mr::ledger {
+
+bool addressed_by_id(Route route, std::string_view method, std::string_view path);
+
+// The holder's answer (the first that is not 404: done, or refused, such as
+// payout_state_conflict); none holds it: 503 if a pod could not say (it may
+// be there), else the 404.
+Response holder_answer(const std::vector<Response>& answers, std::string_view request_id);
+
+}  // namespace mr::ledger
