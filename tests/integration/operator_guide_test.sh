@@ -23,11 +23,13 @@
 # database or role, and the stock nginx.conf still passes nginx -t.
 #
 # What stands in for the operator's machines: a PostgreSQL 15 cluster of the
-# test's own on the default port 5432 and socket (/var/run/postgresql), made
-# like Debian's pg_createcluster (peer for local connections, scram-sha-256
-# over TCP, TLS with a certificate of its own); a redis-server started with
-# the password file the guide makes; the stock nginx started by the test
-# with the stock nginx.conf, as the nginx service would be.
+# test's own, made like Debian's pg_createcluster (peer for local
+# connections, scram-sha-256 over TCP, TLS with a certificate of its own),
+# on a free port with its socket in the work dir: the session exports
+# PGHOST and PGPORT, so psql, createdb and the like (runuser keeps the
+# environment) reach it as they would the default cluster; a redis-server
+# started with the password file the guide makes; the stock nginx started
+# by the test with the stock nginx.conf, as the nginx service would be.
 #
 # Placeholders of the guide are replaced before a block runs, from the
 # table SUBST below (the guide itself is never rewritten otherwise); a row
@@ -35,8 +37,8 @@
 # payout a block reports on).
 #
 # It changes the machine only while it runs: it skips (exit 77) when a
-# package, an nginx, port 5432 or one of the files the guide makes is
-# already there, and puts back what it found. One at a time per machine
+# package, the stock nginx or one of the files the guide makes is already
+# there, and puts back what it found. One at a time per machine
 # (the package tests' flock).
 set -euo pipefail
 guide=${1:?guide} pkgs=${2:?packages dir} work=${3:?work dir}
@@ -59,14 +61,14 @@ for p in "${packages[@]}"; do
 done
 for f in "${made_files[@]}"; do [ ! -e "$f" ] || skip "$f exists; this test makes and removes only its own"; done
 [ ! -s /run/nginx.pid ] || ! kill -0 "$(cat /run/nginx.pid)" 2>/dev/null || skip "the stock nginx is running"
-(exec 3<>/dev/tcp/127.0.0.1/5432) 2>/dev/null && skip "port 5432 is taken"
-[ ! -e /var/run/postgresql/.s.PGSQL.5432 ] || skip "a PostgreSQL socket is at /var/run/postgresql/.s.PGSQL.5432"
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 pkgs=$(cd "$pkgs" && pwd); source "$pkgs/versions.env"   # V1, V2
 rm -rf "$work"; mkdir -p "$work"; work=$(cd "$work" && pwd)
 free_port() { "$repo/tools/free-port.sh" "$@"; }
+db_password=$(head -c 12 /dev/urandom | base64 | tr "+/" "-_")   # both roles' (the guide's "password=...")
 api_port=$(free_port); ops_port=$(free_port "$api_port"); redis_port=$(free_port "$api_port" "$ops_port")
+pg_port=$(free_port "$api_port" "$ops_port" "$redis_port")
 
 # The repository's folder as the guide's commands expect it: the .debs of
 # this tree in build/packages/ (the bumped build as the guide's upgrade).
@@ -79,8 +81,10 @@ done
 # ---- substitutions: placeholder (literal text of the guide) | replacement | setup run first
 # Replacements are shell text: they are expanded when the block runs.
 SUBST=(
-  'db.internal'                    '127.0.0.1'                            ''
+  'host=db.internal'               "host=127.0.0.1 port=$pg_port"         ''
+  'password=...'                   "password=$db_password"                ''
   '10.0.0.10'                      '127.0.0.1'                            ''
+  'port=5432'                      "port=$pg_port"                        ''
   '10.0.0.11:6379'                 "127.0.0.1:$redis_port"                'doc_redis_up'
   '10.0.0.5:8081'                  "127.0.0.1:$ops_port"                  ''
   'listen 443 ssl;'                "listen 127.0.0.1:$api_port;"          ''
@@ -134,9 +138,11 @@ started_nginx= pg_data="$work/pg/data" redis_pid=
 cleanup() {
   set +e
   if [ -n "$started_nginx" ] && [ -s /run/nginx.pid ]; then
-    pid=$(cat /run/nginx.pid); /usr/sbin/nginx -s quit 2>/dev/null
+    # Signals, not nginx -s: the configuration may not parse any more.
+    pid=$(cat /run/nginx.pid); kids=$(pgrep -P "$pid")
+    kill -QUIT "$pid" 2>/dev/null
     for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-    kill -9 "$pid" 2>/dev/null
+    kill -9 "$pid" $kids 2>/dev/null
   fi
   [ -n "$redis_pid" ] && kill "$redis_pid" 2>/dev/null
   [ -d "$pg_data" ] && runuser -u postgres -- "$pgbin/pg_ctl" -D "$pg_data" -m immediate -w stop >/dev/null 2>&1
@@ -158,17 +164,18 @@ openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 
 chown postgres: "$pg_data/server.key" "$pg_data/server.crt"; chmod 600 "$pg_data/server.key"
 cat >> "$pg_data/postgresql.conf" <<CONF
 listen_addresses = '127.0.0.1'
-port = 5432
-unix_socket_directories = '/var/run/postgresql'
+port = $pg_port
+unix_socket_directories = '$work/pg'
 ssl = on
 fsync = off
 CONF
-runuser -u postgres -- "$pgbin/pg_ctl" -D "$pg_data" -l "$work/pg/postgres.log" -w -t 60 start >/dev/null \
+# (9>&-: nothing the test starts may keep the machine's lock after it.)
+runuser -u postgres -- "$pgbin/pg_ctl" -D "$pg_data" -l "$work/pg/postgres.log" -w -t 60 start >/dev/null 9>&- \
   || { cat "$work/pg/postgres.log"; fail "PostgreSQL does not start"; }
 
 # The stock nginx, running as the nginx service would.
 /usr/sbin/nginx -t -q || skip "the stock /etc/nginx/nginx.conf does not pass nginx -t before the test"
-/usr/sbin/nginx || fail "the stock nginx does not start"
+/usr/sbin/nginx 9>&- || fail "the stock nginx does not start"
 started_nginx=1
 
 # ---- the session that runs the blocks
@@ -178,9 +185,16 @@ cat > "$work/session.sh" <<SESSION
 set -e -o pipefail
 cd "$work/repo"
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root
+export PGHOST="$work/pg" PGPORT=$pg_port
 DOC_WORK="$work"; DOC_REDIS_PORT=$redis_port; DOC_API="http://127.0.0.1:$api_port"
 SESSION
 cat >> "$work/session.sh" <<'SESSION'
+# A block's heading in the transcript, on a line of its own (curl's
+# answers end without a newline).
+doc_mark() {
+  [ -z "$(tail -c1 "$DOC_WORK/transcript")" ] || echo >> "$DOC_WORK/transcript"
+  echo "$1" >> "$DOC_WORK/transcript"
+}
 # doc_key newest|oldest keyId|secret: a key the guide's own commands issued
 # (from their printed {"keyId","secret",...}).
 doc_key() {
@@ -193,6 +207,9 @@ doc_key() {
 doc_wait_logged() {
   DOC_REQUEST_ID=$(grep -io '^x-request-id: *[0-9a-f]*' "$DOC_WORK/transcript" | tail -1 | sed 's/.*: *//')
   [ -n "$DOC_REQUEST_ID" ] || { echo "doc test: no X-Request-Id printed yet" >&2; return 1; }
+  # The guide: nginx creates its logs 0640 at most (member ids in paths).
+  local mode; mode=$(stat -c %a /var/log/nginx/mr-access.log) || return 1
+  (( (8#$mode & 8#137) == 0 )) || { echo "doc test: /var/log/nginx/mr-access.log is mode $mode, not 0640 at most" >&2; return 1; }
   for _ in $(seq 60); do grep -qs "$DOC_REQUEST_ID" /var/log/nginx/mr-access.log && return 0; sleep 0.1; done
   echo "doc test: $DOC_REQUEST_ID not in /var/log/nginx/mr-access.log after 6 s" >&2; return 1
 }
@@ -254,7 +271,7 @@ for meta in "$work"/blocks/*.meta; do
     fi
   done
   {
-    printf '\necho "== operator-guide.md line %s (%s%s)" >> "$DOC_WORK/transcript"\n' "$line" "$kind" "${path:+ $path}"
+    printf '\ndoc_mark "== operator-guide.md line %s (%s%s)"\n' "$line" "$kind" "${path:+ $path}"
     printf 'DOC_LINE=%s\n' "$line"
     [ -z "$setups" ] || printf '%s\n' "$setups"
     if [ "$kind" = sh ]; then
@@ -274,7 +291,7 @@ echo "operator guide: $nblocks marked blocks ($n_sh shell, $n_file files)"
 
 # Each block's output goes to the transcript; a failing command ends the
 # session (set -e; in an "a && b" list only when it ends the block).
-rc=0; bash "$work/session.sh" >> "$transcript" 2>&1 || rc=$?
+rc=0; bash "$work/session.sh" >> "$transcript" 2>&1 9>&- || rc=$?
 [ -s "$work/redis.pid" ] && redis_pid=$(cat "$work/redis.pid")
 if [ "$rc" -ne 0 ]; then
   echo "--- transcript (the last '==' line names the failing block)" >&2; tail -60 "$transcript" >&2
@@ -291,6 +308,7 @@ left=$(ls /var/log/nginx/mr-access.log* /etc/nginx/mr-catalogue-*.snapshot 2>/de
 [ -z "$left" ] || fail "after the guide's Remove section: $left"
 [ "$(ls -A /etc/nginx/modules-enabled)" = "$before_enabled" ] || fail "/etc/nginx/modules-enabled differs from before"
 [ "$(ls -A /usr/lib/nginx/modules)" = "$before_modules" ] || fail "/usr/lib/nginx/modules differs from before"
+export PGHOST="$work/pg" PGPORT=$pg_port
 dbs=$(runuser -u postgres -- psql -XAtq -c "SELECT string_agg(datname, ' ') FROM pg_database WHERE datname NOT IN ('postgres','template0','template1')")
 [ -z "$dbs" ] || fail "after the guide's Remove section, databases are left: $dbs"
 roles=$(runuser -u postgres -- psql -XAtq -c "SELECT string_agg(rolname, ' ') FROM pg_roles WHERE rolname !~ '^pg_' AND rolname <> 'postgres'")
