@@ -1,6 +1,9 @@
 #include "ledger/ops_pods.hpp"
 
 #include "ledger/errors.hpp"
+#include "ledger/json_merge.hpp"
+#include "ledger/read_requests.hpp"
+#include "ledger/result_render.hpp"
 
 namespace mr::ledger {
 
@@ -23,6 +26,29 @@ Response holder_answer(const std::vector<Response>& answers, std::string_view re
   if (unavailable != nullptr) return *unavailable;
   if (!answers.empty()) return answers.front();
   return Response{503, render_error(ErrorCode::service_unavailable, "", request_id), false};
+}
+
+bool is_pod_list(const Request& request) {
+  return request.method == "GET" &&
+         (request.path == "/payouts" || request.path == "/webhooks" || request.path == "/webhooks/failures");
+}
+
+Response merged_list(const Request& request, const std::vector<std::string>& pod_lists) {
+  const OpsList list = request.path == "/payouts"  ? OpsList::payouts
+                       : request.path == "/webhooks" ? OpsList::webhook_endpoints
+                                                     : OpsList::webhook_failures;
+  std::size_t limit = 0;  // the endpoints' list has none
+  if (list != OpsList::webhook_endpoints) {
+    auto query = parse_history_query(request.query, false);
+    if (auto* e = std::get_if<Error>(&query)) return Response{400, render_error(*e, request.request_id), false};
+    limit = static_cast<std::size_t>(std::get<HistoryQuery>(query).limit);
+  }
+  const auto merged = merge_json_arrays(pod_lists, order_of(list), limit);
+  auto body = !merged ? std::nullopt : ok_body([&](JsonWriter& w) {
+    return w.RawValue(merged->data(), merged->size(), rapidjson::kArrayType);
+  });
+  if (!body) return Response{500, render_error(ErrorCode::internal_error, "", request.request_id), false};
+  return Response{200, std::move(*body), false};
 }
 
 }  // namespace mr::ledger

@@ -101,6 +101,38 @@ ngx_int_t start(ngx_http_request_t* r) {
     if (route == mr::ledger::Route::ops_metrics) {
       return run_on_every_pod(r, {std::string(mr::ledger::sql::metrics), {}}, metrics);
     }
+    if (worker_pods().size() > 1 && mr::ledger::is_pod_list(request)) {
+      // Every pod's list, or 503 naming the pods that could not give theirs:
+      // a list with a pod silently missing would mislead.
+      std::shared_ptr<const mr::ledger::Pending> pending =
+          std::move(std::get<std::unique_ptr<mr::ledger::Pending>>(prepared));
+      const std::string method(request.method), list_path(request.path), query(request.query);
+      return run_on_every_pod(r, pending->query(), [r, pending, id, method, list_path, query](
+                                                       const std::vector<PodAnswer>& answers) {
+        std::vector<std::string> lists;
+        std::string missing;
+        for (const PodAnswer& a : answers) {
+          const auto rows = a.outcome.kind == mr::pg::Outcome::Kind::ok ? rows_of(a.outcome) : nullptr;
+          if (rows == nullptr || rows->rows() != 1 || rows->is_null(0, 0)) {
+            if (a.outcome.kind != mr::pg::Outcome::Kind::ok) (void)domain_answer(r, *pending, a.outcome);  // logged
+            missing += (missing.empty() ? "" : ", ") + a.pod;
+            continue;
+          }
+          lists.emplace_back(rows->value(0, 0));
+        }
+        if (!missing.empty()) {
+          return mr::ledger::Response{
+              503, mr::render_error(mr::ErrorCode::service_unavailable, "Pods not answering: " + missing + ".", id),
+              false};
+        }
+        mr::ledger::Request again;
+        again.method = method;
+        again.path = list_path;
+        again.query = query;
+        again.request_id = id;
+        return mr::ledger::merged_list(again, lists);
+      });
+    }
     if (worker_pods().size() > 1 && mr::ledger::addressed_by_id(route, view(r->method_name), path)) {
       std::shared_ptr<const mr::ledger::Pending> pending =
           std::move(std::get<std::unique_ptr<mr::ledger::Pending>>(prepared));

@@ -171,6 +171,15 @@ Test(pods, each_club_in_its_pod_and_one_pods_outage_is_its_clubs_only, .timeout 
                std::string("succeeded"));
   const auto again = node.ops_post("/payouts/" + po + "/fail", R"({"reason":"late"})");
   cr_expect_eq(again.status, 409, "the holder's refusal, not another pod's 404: %s", again.body.c_str());
+  // The ops listener's lists are every pod's: both clubs' endpoints, b's payout.
+  const auto payouts = node.ops_get("/payouts?limit=10");
+  cr_expect_eq(payouts.status, 200, "%s", payouts.body.c_str());
+  cr_expect(payouts.body.find(po) != std::string::npos, "%s", payouts.body.c_str());
+  const auto endpoints = node.ops_get("/webhooks");
+  cr_expect(endpoints.body.find("\"partnerRef\":\"pod-b-club\"") != std::string::npos &&
+                endpoints.body.find("\"partnerRef\":\"pod-home-club\"") != std::string::npos,
+            "%s", endpoints.body.c_str());
+  cr_expect_eq(node.ops_get("/webhooks/failures?limit=5").status, 200);
   const auto none = node.ops_post("/payouts/po_nothing/succeed");
   cr_expect_eq(none.status, 404, "%s", none.body.c_str());
   cr_expect_eq(points_balance(cx, mx), 30);
@@ -203,6 +212,10 @@ Test(pods, each_club_in_its_pod_and_one_pods_outage_is_its_clubs_only, .timeout 
   cr_expect_eq(home_ok, 20);
   cr_expect_eq(b_unavailable, 20);
   cr_expect_eq(points_balance(ch, mh), 250);
+  // A list while pod b is down: refused, naming it, not silently short.
+  const auto short_list = node.ops_get("/payouts");
+  cr_expect_eq(short_list.status, 503, "%s", short_list.body.c_str());
+  cr_expect(short_list.body.find("Pods not answering: b.") != std::string::npos, "%s", short_list.body.c_str());
   // A payout id while pod b is down: it may be there, so not a 404.
   cr_expect_eq(node.ops_post("/payouts/po_nothing/succeed").status, 503);
   ready = node.ops_get("/readyz");

@@ -23,7 +23,7 @@ int payout_list(Context& ctx) {
   }
   const std::int64_t limit = ctx.has("limit") ? ctx.integer("limit", 1, 10000) : 100;
   return print_every_pods_list(ctx, "SELECT mr_payouts($1, $2::int)", {status, std::to_string(limit)},
-                               {"createdAt", "payoutId"}, false, static_cast<std::size_t>(limit));
+                               ledger::OpsList::payouts, static_cast<std::size_t>(limit));
 }
 
 // In the pod whose books hold the payout (payout ids are unique across pods).

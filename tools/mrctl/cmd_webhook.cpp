@@ -23,7 +23,7 @@ int webhook_list(Context& ctx) {
     print_json_result(ctx.exec(ctx.club_db(*ref), "SELECT mr_ops_webhook_endpoints($1)", {ref}).get());
     return 0;
   }
-  return print_every_pods_list(ctx, "SELECT mr_ops_webhook_endpoints($1)", {ref}, {"partnerRef", "createdAt"}, false, 0);
+  return print_every_pods_list(ctx, "SELECT mr_ops_webhook_endpoints($1)", {ref}, ledger::OpsList::webhook_endpoints, 0);
 }
 
 int webhook_failures(Context& ctx) {
@@ -34,8 +34,8 @@ int webhook_failures(Context& ctx) {
     print_json_result(ctx.exec(ctx.club_db(*ref), "SELECT mr_ops_webhook_failures($1, $2::int)", params).get());
     return 0;
   }
-  return print_every_pods_list(ctx, "SELECT mr_ops_webhook_failures($1, $2::int)", params, {"attemptedAt"}, true,
-                               static_cast<std::size_t>(limit));
+  return print_every_pods_list(ctx, "SELECT mr_ops_webhook_failures($1, $2::int)", params,
+                               ledger::OpsList::webhook_failures, static_cast<std::size_t>(limit));
 }
 
 // In the pod whose books hold the endpoint (endpoint ids are unique across pods).

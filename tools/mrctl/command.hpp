@@ -13,6 +13,7 @@
 #include "keys/blocking_pg.hpp"
 #include "keys/key_catalogue.hpp"
 #include "keys/secret_box.hpp"
+#include "ledger/json_merge.hpp"
 
 namespace mr::ctl {
 
@@ -115,11 +116,11 @@ void print_json_result(const PGresult* r);
 pg::Conn connect_pod(const std::string& name, const std::string& conninfo);
 
 // `sql` (a JSON array in row 0, column 0) on every pod, printed as one
-// array: sorted by the string members `keys` as each database sorted its
-// own, cut to `limit` (0: all). Returns the exit status: 1 when a pod
-// failed (its part is missing; stderr names it).
+// array: merged in `list`'s order (ledger/json_merge.hpp), cut to `limit`
+// (0: all). Returns the exit status: 1 when a pod failed (its part is
+// missing; stderr names it).
 int print_every_pods_list(Context& ctx, std::string_view sql, const std::vector<std::optional<std::string>>& params,
-                          const std::vector<std::string>& keys, bool descending, std::size_t limit);
+                          ledger::OpsList list, std::size_t limit);
 
 // Validation shared by the commands.
 void check_ref(const std::string& ref);

@@ -6,7 +6,6 @@
 #include <iostream>
 
 #include "tools/mrctl/command.hpp"
-#include "tools/mrctl/json_merge.hpp"
 
 namespace mr::ctl {
 
@@ -129,7 +128,7 @@ PGconn* Context::db_holding(std::string_view probe, const std::string& id, std::
 }
 
 int print_every_pods_list(Context& ctx, std::string_view sql, const std::vector<std::optional<std::string>>& params,
-                          const std::vector<std::string>& keys, bool descending, std::size_t limit) {
+                          ledger::OpsList list, std::size_t limit) {
   std::vector<std::string> lists;
   const auto failed = ctx.for_each_pod([&](const std::string&, PGconn* conn) {
     auto r = ctx.exec(conn, sql, params);
@@ -139,7 +138,7 @@ int print_every_pods_list(Context& ctx, std::string_view sql, const std::vector<
   if (lists.size() == 1) {
     std::cout << lists.front() << "\n";
   } else {
-    auto merged = merge_json_arrays(lists, keys, descending, limit);
+    auto merged = ledger::merge_json_arrays(lists, ledger::order_of(list), limit);
     if (!merged) throw Failure{"a pod answered a list that is not a JSON array"};
     std::cout << *merged << "\n";
   }

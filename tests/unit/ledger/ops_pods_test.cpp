@@ -38,3 +38,28 @@ Test(ops_pods, the_holder_answers) {
   cr_expect_eq(none.status, 503);
   cr_expect(none.body.find("\"requestId\":\"rid\"") != std::string::npos, "%s", none.body.c_str());
 }
+
+Test(ops_pods, lists_merge_in_their_order_and_limit) {
+  Request r;
+  r.method = "GET";
+  r.path = "/payouts";
+  r.query = "limit=2";
+  r.request_id = "rid";
+  cr_expect(is_pod_list(r));
+  Response m = merged_list(r, {R"([{"createdAt":"2026-01-01T00:00:00.000Z","payoutId":"po_a"},)"
+                               R"({"createdAt":"2026-01-03T00:00:00.000Z","payoutId":"po_c"}])",
+                               R"([{"createdAt":"2026-01-02T00:00:00.000Z","payoutId":"po_b"}])"});
+  cr_expect_eq(m.status, 200);
+  cr_expect_eq(m.body, std::string(R"({"ok":true,"data":[{"createdAt":"2026-01-01T00:00:00.000Z","payoutId":"po_a"},)"
+                                   R"({"createdAt":"2026-01-02T00:00:00.000Z","payoutId":"po_b"}]})"));
+  // Failed deliveries: newest attempt first.
+  r.path = "/webhooks/failures";
+  r.query = "";
+  m = merged_list(r, {R"([{"attemptedAt":"1"}])", R"([{"attemptedAt":"3"},{"attemptedAt":"2"}])"});
+  cr_expect_eq(m.body, std::string(R"({"ok":true,"data":[{"attemptedAt":"3"},{"attemptedAt":"2"},{"attemptedAt":"1"}]})"));
+  // A pod's answer that is not a list: an internal error, never half a list.
+  r.path = "/webhooks";
+  cr_expect_eq(merged_list(r, {"[]", R"({"x":1})"}).status, 500);
+  r.method = "POST";
+  cr_expect(!is_pod_list(r));
+}

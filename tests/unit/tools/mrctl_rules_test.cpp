@@ -7,13 +7,13 @@
 #include <string>
 #include <vector>
 
-#include "tools/mrctl/json_merge.hpp"
+#include "ledger/json_merge.hpp"
 #include "tools/mrctl/pod_name.hpp"
 #include "tools/mrctl/schema_check.hpp"
 
 using mr::ctl::AppliedMigration;
 using mr::ctl::check_schema;
-using mr::ctl::merge_json_arrays;
+using mr::ledger::merge_json_arrays;
 using mr::ctl::pod_name_problem;
 
 Test(pod_name, the_rule_of_migration_018) {
@@ -82,26 +82,26 @@ Test(schema_check, whole_behind_and_foreign) {
 Test(json_merge, sorted_as_each_pod_sorts_and_cut) {
   const auto m = merge_json_arrays({R"([{"t":"2026-01-01","id":"a"},{"t":"2026-01-03","id":"c"}])",
                                     R"([{"t":"2026-01-02","id":"b"},{"t":"2026-01-03","id":"b2"}])"},
-                                   {"t", "id"}, false, 0);
+                                   {{"t", "id"}, false}, 0);
   cr_assert(m.has_value());
   cr_expect_eq(*m, std::string(R"([{"t":"2026-01-01","id":"a"},{"t":"2026-01-02","id":"b"},)"
                                R"({"t":"2026-01-03","id":"b2"},{"t":"2026-01-03","id":"c"}])"));
 
-  const auto newest = merge_json_arrays({R"([{"t":"3"},{"t":"1"}])", R"([{"t":"2"}])", "[]"}, {"t"}, true, 2);
+  const auto newest = merge_json_arrays({R"([{"t":"3"},{"t":"1"}])", R"([{"t":"2"}])", "[]"}, {{"t"}, true}, 2);
   cr_assert(newest.has_value());
   cr_expect_eq(*newest, std::string(R"([{"t":"3"},{"t":"2"}])"));
 
   // Stable for equal keys; a missing or non-string key sorts as "".
-  const auto odd = merge_json_arrays({R"([{"t":"b","n":1},{"n":2},{"t":5,"n":3}])", R"([{"t":"b","n":4}])"}, {"t"},
-                                     false, 0);
+  const auto odd = merge_json_arrays({R"([{"t":"b","n":1},{"n":2},{"t":5,"n":3}])", R"([{"t":"b","n":4}])"},
+                                     {{"t"}, false}, 0);
   cr_assert(odd.has_value());
   cr_expect_eq(*odd, std::string(R"([{"n":2},{"t":5,"n":3},{"t":"b","n":1},{"t":"b","n":4}])"));
 
-  const auto text = merge_json_arrays({R"([{"s":"caf\u00e9 \"q\""}])"}, {"s"}, false, 0);
+  const auto text = merge_json_arrays({R"([{"s":"caf\u00e9 \"q\""}])"}, {{"s"}, false}, 0);
   cr_assert(text.has_value());
   cr_expect_eq(*text, std::string("[{\"s\":\"caf\xc3\xa9 \\\"q\\\"\"}]"), "%s", text->c_str());
 
-  cr_expect(!merge_json_arrays({"[]", R"({"not":"a list"})"}, {"t"}, false, 0).has_value());
-  cr_expect(!merge_json_arrays({"[1,"}, {"t"}, false, 0).has_value());
-  cr_expect_eq(*merge_json_arrays({}, {"t"}, false, 0), std::string("[]"));
+  cr_expect(!merge_json_arrays({"[]", R"({"not":"a list"})"}, {{"t"}, false}, 0).has_value());
+  cr_expect(!merge_json_arrays({"[1,"}, {{"t"}, false}, 0).has_value());
+  cr_expect_eq(*merge_json_arrays({}, {{"t"}, false}, 0), std::string("[]"));
 }

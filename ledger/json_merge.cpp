@@ -1,4 +1,4 @@
-#include "tools/mrctl/json_merge.hpp"
+#include "ledger/json_merge.hpp"
 
 #include <algorithm>
 
@@ -6,7 +6,7 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
-namespace mr::ctl {
+namespace mr::ledger {
 namespace {
 
 std::string_view member_text(const rapidjson::Value& v, const std::string& key) {
@@ -18,9 +18,10 @@ std::string_view member_text(const rapidjson::Value& v, const std::string& key) 
 
 }  // namespace
 
-std::optional<std::string> merge_json_arrays(const std::vector<std::string>& arrays,
-                                             const std::vector<std::string>& keys, bool descending,
+std::optional<std::string> merge_json_arrays(const std::vector<std::string>& arrays, const ListOrder& order,
                                              std::size_t limit) {
+  const std::vector<std::string>& keys = order.keys;
+  const bool descending = order.descending;
   std::vector<rapidjson::Document> docs(arrays.size());
   std::vector<const rapidjson::Value*> items;
   for (std::size_t i = 0; i < arrays.size(); ++i) {
@@ -44,4 +45,16 @@ std::optional<std::string> merge_json_arrays(const std::vector<std::string>& arr
   return std::string(out.GetString(), out.GetSize());
 }
 
-}  // namespace mr::ctl
+ListOrder order_of(OpsList list) {
+  switch (list) {
+    case OpsList::payouts:
+      return {{"createdAt", "payoutId"}, false};
+    case OpsList::webhook_endpoints:
+      return {{"partnerRef", "createdAt"}, false};
+    case OpsList::webhook_failures:
+      return {{"attemptedAt"}, true};
+  }
+  return {};
+}
+
+}  // namespace mr::ledger
