@@ -97,9 +97,26 @@ SUBST=(
   '8a5436263784549310dac540c8b02b1c' '$DOC_REQUEST_ID'                    'doc_wait_logged'
   # nginx -s reload only signals the master: a person typing the next
   # command gives the new workers the moment they need; the test waits
-  # until they replaced the old ones.
+  # until they replaced the old ones. (set -e ignores a failure on the
+  # left of &&: "|| exit" makes it count.)
+  'nginx -t && nginx -s reload'    'nginx -t && doc_reload || exit'       ''
   'nginx -s reload'                'doc_reload'                           ''
 )
+
+# set -e does not stop at a failing command left of "&&": such a list may
+# only end a block, or end in "|| exit" (from the table above).
+unguarded_and_list() {
+  local -a lines; local i last=-1 code
+  mapfile -t lines <<<"$1"
+  for i in "${!lines[@]}"; do code=${lines[i]%%#*}; [[ $code =~ [^[:space:]] ]] && last=$i; done
+  for i in "${!lines[@]}"; do
+    code=${lines[i]%%#*}
+    if [ "$i" -lt "$last" ] && [[ $code == *'&&'* ]] && ! [[ $code =~ \|\|\ exit[[:space:]]*$ ]]; then
+      echo "${lines[i]}"; return 0
+    fi
+  done
+  return 1
+}
 
 # ---- the marked blocks, in the guide's order
 # blocks/NNN.{sh,file} and blocks/NNN.meta ("<guide line> <kind> [path]").
@@ -276,6 +293,9 @@ for meta in "$work"/blocks/*.meta; do
     [ -z "$setups" ] || printf '%s\n' "$setups"
     if [ "$kind" = sh ]; then
       n_sh=$((n_sh + 1))
+      if bad=$(unguarded_and_list "$body"); then
+        fail "operator-guide.md line $line: a failure left of && would go unnoticed (set -e): end the block with it, or split it: $bad"
+      fi
       printf '{\n%s\n} < /dev/null >> "$DOC_WORK/transcript" 2>&1\n' "$body"
     else
       n_file=$((n_file + 1))
