@@ -37,8 +37,9 @@
 # payout a block reports on).
 #
 # It changes the machine only while it runs: it skips (exit 77) when a
-# package, the stock nginx or one of the files the guide makes is already
-# there, and puts back what it found. One at a time per machine
+# package or one of the files the guide makes is already there, and puts
+# back what it found (a running stock nginx is used and reloaded back onto
+# its own configuration; otherwise the test starts one and stops it). One at a time per machine
 # (the package tests' flock).
 set -euo pipefail
 guide=${1:?guide} pkgs=${2:?packages dir} work=${3:?work dir}
@@ -60,7 +61,6 @@ for p in "${packages[@]}"; do
   [ -z "$state" ] || [ "$state" = not-installed ] || skip "$p is $state on this machine"
 done
 for f in "${made_files[@]}"; do [ ! -e "$f" ] || skip "$f exists; this test makes and removes only its own"; done
-[ ! -s /run/nginx.pid ] || ! kill -0 "$(cat /run/nginx.pid)" 2>/dev/null || skip "the stock nginx is running"
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 pkgs=$(cd "$pkgs" && pwd); source "$pkgs/versions.env"   # V1, V2
@@ -151,7 +151,7 @@ nblocks=$(find "$work/blocks" -name '*.meta' | wc -l)
 [ "$nblocks" -gt 0 ] || fail "the guide has no marked block (<!-- runnable -->): nothing would be tested"
 
 # ---- the machine, put back on exit
-started_nginx= pg_data="$work/pg/data" redis_pid=
+started_nginx= service_nginx= pg_data="$work/pg/data" redis_pid=
 cleanup() {
   set +e
   if [ -n "$started_nginx" ] && [ -s /run/nginx.pid ]; then
@@ -168,6 +168,8 @@ cleanup() {
     [ -n "$state" ] && [ "$state" != not-installed ] && dpkg -P "$p" >/dev/null 2>&1
   done
   rm -f "${made_files[@]}" /var/log/nginx/mr-access.log.* /etc/nginx/mr-catalogue-*.snapshot
+  # The machine's running nginx back on its own configuration.
+  [ -n "$service_nginx" ] && [ -s /run/nginx.pid ] && kill -HUP "$(cat /run/nginx.pid)" 2>/dev/null
 }
 trap cleanup EXIT
 before_enabled=$(ls -A /etc/nginx/modules-enabled); before_modules=$(ls -A /usr/lib/nginx/modules)
@@ -190,10 +192,16 @@ CONF
 runuser -u postgres -- "$pgbin/pg_ctl" -D "$pg_data" -l "$work/pg/postgres.log" -w -t 60 start >/dev/null 9>&- \
   || { cat "$work/pg/postgres.log"; fail "PostgreSQL does not start"; }
 
-# The stock nginx, running as the nginx service would.
+# The stock nginx, running as the nginx service would: the machine's own if
+# it runs (reloaded onto its own configuration after), else one the test
+# starts and stops.
 /usr/sbin/nginx -t -q || skip "the stock /etc/nginx/nginx.conf does not pass nginx -t before the test"
-/usr/sbin/nginx 9>&- || fail "the stock nginx does not start"
-started_nginx=1
+if [ -s /run/nginx.pid ] && kill -0 "$(cat /run/nginx.pid)" 2>/dev/null; then
+  service_nginx=1
+else
+  /usr/sbin/nginx 9>&- || skip "the stock nginx does not start (is its port 80 taken?)"
+  started_nginx=1
+fi
 
 # ---- the session that runs the blocks
 # Helpers the substitutions call; the transcript is every block's output.
