@@ -173,6 +173,7 @@ cleanup() {
 }
 trap cleanup EXIT
 before_enabled=$(ls -A /etc/nginx/modules-enabled); before_modules=$(ls -A /usr/lib/nginx/modules)
+touch "$work/started"
 
 # The database server: a cluster as Debian's pg_createcluster makes one.
 mkdir -p "$work/pg"; chown postgres: "$work/pg"
@@ -334,6 +335,10 @@ done
 for f in "${made_files[@]}"; do [ ! -e "$f" ] || fail "after the guide's Remove section, $f is left"; done
 left=$(ls /var/log/nginx/mr-access.log* /etc/nginx/mr-catalogue-*.snapshot 2>/dev/null || true)
 [ -z "$left" ] || fail "after the guide's Remove section: $left"
+# Whatever the guide's commands wrote where an operator's files live.
+left=$(find /etc/nginx /var/log/nginx /usr/share/nginx /usr/lib/nginx /usr/bin /root -maxdepth 3 -newer "$work/started" \
+         ! -type d ! -path /var/log/nginx/error.log ! -path /var/log/nginx/access.log ! -path '/root/.*' 2>/dev/null || true)
+[ -z "$left" ] || fail "after the guide's Remove section, files it made are left: $left"
 [ "$(ls -A /etc/nginx/modules-enabled)" = "$before_enabled" ] || fail "/etc/nginx/modules-enabled differs from before"
 [ "$(ls -A /usr/lib/nginx/modules)" = "$before_modules" ] || fail "/usr/lib/nginx/modules differs from before"
 export PGHOST="$work/pg" PGPORT=$pg_port
