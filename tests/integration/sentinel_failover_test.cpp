@@ -191,9 +191,11 @@ Test(sentinel, master_killed_under_settles_and_replays, .timeout = 240) {
   const std::size_t log_at_kill = error_log(dir).size();
   const int kill_rc = sh("kill -9 $(cat '" + dir + "/redis/redis.pid') $(cat '" + ha + "/sentinel-1/redis.pid')");
   // The two Sentinels left are a majority of three: they agree the master
-  // is down and promote the replica.
+  // is down and promote the replica, in about 2.5 s. Should both start an
+  // election at once and each vote for itself, the next starts after twice
+  // failover-timeout (10 s in ha_fixture.sh): about 25 s.
   bool promoted = false;
-  for (const auto deadline = Clock::now() + std::chrono::seconds(30); !promoted && Clock::now() < deadline;) {
+  for (const auto deadline = Clock::now() + std::chrono::seconds(40); !promoted && Clock::now() < deadline;) {
     promoted = sentinel_master(sentinels[1]) == "127.0.0.1 " + replica + "\n";
     if (!promoted) std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
@@ -225,7 +227,7 @@ Test(sentinel, master_killed_under_settles_and_replays, .timeout = 240) {
   replayer.join();
 
   cr_assert_eq(kill_rc, 0, "kill -9 of the master and the first Sentinel");
-  cr_assert(promoted, "the Sentinels did not promote the replica within 30 s: %s",
+  cr_assert(promoted, "the Sentinels did not promote the replica within 40 s: %s",
             sentinel_master(sentinels[1]).c_str());
   cr_assert(followed,
             "not every worker that lost the master named the new one within 15 s of the promotion: lost by %s, "
