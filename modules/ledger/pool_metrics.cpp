@@ -5,7 +5,7 @@
 
 #include "modules/common/node_metrics.hpp"
 #include "modules/common/worker_timer.hpp"
-#include "modules/ledger/statement_run.hpp"
+#include "modules/ledger/pod_pools.hpp"
 
 namespace mr::ngx::ledger {
 namespace {

@@ -8,7 +8,7 @@
 #include "modules/common/http_json.hpp"
 #include "modules/common/phases.hpp"
 #include "modules/common/request_context.hpp"
-#include "modules/ledger/statement_run.hpp"
+#include "modules/ledger/pod_pools.hpp"
 
 extern "C" ngx_module_t ngx_http_mr_ledger_module;
 
