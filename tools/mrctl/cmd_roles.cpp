@@ -264,7 +264,7 @@ void apply_privileges(Context& ctx, PGconn* conn) {
     });
   } catch (const Failure& f) {
     throw Failure{"the migrations are applied but the privileges of the roles of `mrctl roles setup` are not: " +
-                  f.message + " (run mrctl migrate as the owner role or a superuser)"};
+                  f.message + " (another role made it: run mrctl migrate once as a superuser)"};
   }
 }
 
