@@ -25,20 +25,26 @@
 #             `return 200` on loopback receives) vs the same with none;
 #             deliveries per second draining a queue; commit-to-first-attempt
 #             p50/p99 with no backlog and under the settle load
+#   pods      settled POSTs and balance reads for two clubs, 16 connections
+#             each, with the clubs on two pods (the stack's PostgreSQL and a
+#             second cluster on this machine, each club's key routed to its
+#             pod) vs the same load with both clubs on one pod, taking turns:
+#             on one machine the two clusters share the CPU and the disk, so
+#             this shows what routing costs, not what scale-out gains
 # and the largest nginx worker RSS seen under all of it.
 # --smoke: about a second a line and 20,000 history entries, to catch a
 # broken benchmark (ctest bench_smoke checks that every line ran and no
 # request failed; it asserts no speed). --only: a comma-separated subset of
-# edge,balance,history,settle,events. Run as root after tools/build.sh. Exits 1 if
+# edge,balance,history,settle,events,pods. Run as root after tools/build.sh. Exits 1 if
 # any request failed or a line produced no rate.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
-smoke=0 only=edge,balance,history,settle,events
+smoke=0 only=edge,balance,history,settle,events,pods
 while [ $# -gt 0 ]; do
   case "$1" in
     --smoke) smoke=1 ;;
     --only) only=$2; shift ;;
-    *) echo "usage: $0 [--smoke] [--only edge,balance,history,settle,events]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--smoke] [--only edge,balance,history,settle,events,pods]" >&2; exit 2 ;;
   esac
   shift
 done
@@ -56,7 +62,9 @@ free_port() {  # below the ephemeral range, not answering on loopback
   done
 }
 dir=$(mktemp -d "$MR_BUILD_DIR/bench-stack.XXXX"); chmod 755 "$dir"  # PostgreSQL runs as postgres
+pod_b_dir=
 cleanup() {
+  [ -z "$pod_b_dir" ] || "$repo/tests/integration/pod_cluster.sh" down "$pod_b_dir" >/dev/null 2>&1 || true
   "$repo/tools/stack.sh" down "$dir" >/dev/null 2>&1 || true
   rm -rf "$dir"
 }
@@ -508,6 +516,143 @@ if wants events; then
   read -r idle_p50 idle_p99 idle_n <<<"$(first_attempts "$since")"
   [ "${idle_n:-0}" -gt 0 ] || { echo "FAILED: no first attempt recorded" >&2; failures=$((failures + 1)); }
   row "commit → first attempt, no backlog ($idle_n events, one at a time)" - "$idle_p50" "$idle_p99" 0 - - "p99 < 250"
+fi
+
+if wants pods; then
+  # Pod b: a second PostgreSQL cluster on this machine (the tests' own
+  # tests/integration/pod_cluster.sh, which writes fsync off), given the
+  # home pod's fsync, synchronous_commit and full_page_writes (durable in a
+  # full run unless MR_PG_OPTS says otherwise) and checked to match. The
+  # clubs: pods-a on home, pods-b on pod b, pods-c on home. "One pod" is
+  # the load on a and c, "two pods" the same load on a and b: one
+  # directory and the same pools (one per pod per worker) in both, so the
+  # ratio shows where the load lands and what the split costs: each pod's
+  # settles batch apart, and the load uses both pods' pools (twice the
+  # connections); each pod also has its own WAL and fsyncs, which on this
+  # disk let two pods commit more than one (bench/RESULTS.md, "Pods").
+  # Both clusters share this machine's cores and disk: this is the cost of
+  # routing, not what a second pod's own machine would add.
+  echo "pods (2 clubs x 16 connections, one pod vs two)" >&2
+  pod_b_dir=$dir/pod-b
+  pod_b=$("$repo/tests/integration/pod_cluster.sh" up "$pod_b_dir" "$(free_port)")
+  pq() { psql -XAtq -v ON_ERROR_STOP=1 "$pod_b" "$@"; }
+  durability="SELECT current_setting('fsync') || ' ' || current_setting('synchronous_commit') || ' ' || current_setting('full_page_writes')"
+  for setting in fsync synchronous_commit full_page_writes; do
+    pq -c "ALTER SYSTEM SET $setting = '$(q -c "SHOW $setting")'"
+  done
+  pq -c "SELECT pg_reload_conf()" >/dev/null
+  deadline=$(( $(date +%s) + 10 ))
+  while [ "$(pq -c "$durability")" != "$(q -c "$durability")" ] && [ "$(date +%s)" -lt "$deadline" ]; do sleep 0.1; done
+  [ "$(pq -c "$durability")" = "$(q -c "$durability")" ] ||
+    { echo "FAILED: pod b's fsync/synchronous_commit/full_page_writes ($(pq -c "$durability")) differ from home's ($(q -c "$durability"))" >&2; exit 1; }
+  "$MR_MRCTL" migrate --dsn "$pod_b" >/dev/null
+  "$MR_MRCTL" pod add --pod b --conninfo "$pod_b" >/dev/null
+  declare -A pod_kid pod_secret
+  for c in a b c; do
+    "$MR_MRCTL" club create --ref "pods-$c" --name "Pods $c" --earn-rate-bp 100 --redemption-rate-minor 1 \
+      --payout-currency GBP --currencies GBP $([ $c = b ] && echo "--pod b") >/dev/null
+    "$MR_MRCTL" pool topup --ref "pods-$c" --points 1000000000000 >/dev/null
+    k=$("$MR_MRCTL" key issue --ref "pods-$c" --env sandbox)
+    pod_kid[$c]=$(sed -n 's/.*"keyId":"\([^"]*\)".*/\1/p' <<<"$k")
+    pod_secret[$c]=$(sed -n 's/.*"secret":"\([^"]*\)".*/\1/p' <<<"$k")
+    # Members pgb-<conn>-<1..16> for mr_load's 16 connections, in the club's pod.
+    members="INSERT INTO members (club_id, external_id, first_name, last_name, email)
+      SELECT club_id, 'pgb-' || c || '-' || m, 'B', 'M', 'b@x' FROM clubs, generate_series(0, 15) c, generate_series(1, 16) m
+      WHERE partner_ref = 'pods-$c'"
+    if [ $c = b ]; then pq -c "$members"; else q -c "$members"; fi
+  done
+  "$repo/tools/stack.sh" reload "$dir"
+  # Each key answers from its pod before anything is timed.
+  for c in a b c; do
+    deadline=$(( $(date +%s) + 30 ))
+    until "$MR_BUILD_DIR/tools/mr-sign/mr-sign" --key-id "${pod_kid[$c]}" --secret "${pod_secret[$c]}" --method GET \
+            --path /api/v1/members/pgb-0-1/balance --send "$api" >/dev/null 2>&1; do
+      [ "$(date +%s)" -lt "$deadline" ] || { echo "FAILED: club pods-$c not served after the reload" >&2; exit 1; }
+      sleep 0.1
+    done
+  done
+  # CPU so far of both clusters' processes (ns): each postmaster's own and
+  # its reaped children's (fields 14-17 of stat), and each running child's.
+  # Per request it is steadier than a rate here, as the workers' CPU is.
+  pods_pg_cpu_ns() {
+    local total=0 pm p
+    for pm in $(head -1 "$MR_PG_DATA/postmaster.pid") $(head -1 "$pod_b_dir/data/postmaster.pid"); do
+      total=$((total + $(sed 's/.*) //' "/proc/$pm/stat" | awk '{ print $12 + $13 + $14 + $15 }')))
+      for p in $(cat "/proc/$pm/task/$pm/children" 2>/dev/null); do
+        total=$((total + $(sed 's/.*) //' "/proc/$p/stat" 2>/dev/null | awk '{ print $12 + $13 }' || echo 0)))
+      done
+    done
+    echo $((total * tick_ns))
+  }
+  declare -A t_pg
+  # pair NAME CLUB1 CLUB2 ARGS...: one mr_load per club at once, 16
+  # connections each, ARGS with @REF@ for the club's ref; sets rate (the
+  # sum), p50 (the mean of the two), p99 (the larger), failed, cpu_us
+  # (nginx workers' CPU over both runs' answers) and pg_us (both clusters').
+  pair() {
+    local name=$1 c1=$2 c2=$3 cpu0 cpu1 pg0 pg1 c out f requests=0; shift 3
+    cpu0=$(worker_cpu_ns) pg0=$(pods_pg_cpu_ns)
+    for c in "$c1" "$c2"; do
+      "$load" --seconds "${run_secs:-$secs}" --min-ok "$min_ok" --url "$api" --conns 16 \
+        --key "${pod_kid[$c]}" --secret "${pod_secret[$c]}" "${@//@REF@/pods-$c}" >"$dir/pair-$c.out" 2>"$dir/pair-$c.err" &
+    done
+    wait || true
+    cpu1=$(worker_cpu_ns) pg1=$(pods_pg_cpu_ns)
+    rate=0 p50=0 p99=0 failed=0
+    for c in "$c1" "$c2"; do
+      out=$(cat "$dir/pair-$c.out")
+      echo "  $name, club pods-$c: $out" >&2
+      if [ -z "$(field rate "$out")" ] || [ "$(field failed "$out")" != 0 ] ||
+         [ "$(awk -v r="$(field rate "$out")" 'BEGIN { print (r > 0) }')" != 1 ]; then
+        echo "FAILED: $name, club pods-$c: ${out:-no output} $(cat "$dir/pair-$c.err")" >&2
+        failures=$((failures + 1))
+      fi
+      rate=$(awk -v a="$rate" -v b="$(field rate "$out")" 'BEGIN { print a + b }')
+      p50=$(awk -v a="$p50" -v b="$(field p50_ms "$out")" 'BEGIN { print a + b / 2 }')
+      p99=$(awk -v a="$p99" -v b="$(field p99_ms "$out")" 'BEGIN { print (b > a ? b : a) }')
+      f=$(field failed "$out"); failed=$(( failed + ${f:-1} ))
+      requests=$(( requests + $(field requests "$out") ))
+    done
+    cpu_us=$(awk -v a="$cpu0" -v b="$cpu1" -v n="$requests" 'BEGIN { printf "%.1f", (n > 0 ? (b - a) / 1000 / n : 0) }')
+    pg_us=$(awk -v a="$pg0" -v b="$pg1" -v n="$requests" 'BEGIN { printf "%.1f", (n > 0 ? (b - a) / 1000 / n : 0) }')
+    echo "  $name: nginx CPU $cpu_us µs/req, PostgreSQL CPU $pg_us µs/req" >&2
+    note_rss
+  }
+  pg_tally() { t_pg[$1]=$(awk -v a="${t_pg[$1]:-0}" -v b="$pg_us" -v r="$2" 'BEGIN { print a + b / r }'); }
+  # Turns as the edge lines take them, and the order swapped every other
+  # round so that neither layout always runs first on a growing table.
+  rounds=$([ $smoke = 1 ] && echo 1 || echo "${MR_BENCH_ROUNDS:-5}")
+  pod_secs=$(awk -v s="$secs" -v r="$rounds" 'BEGIN { print s / r }')
+  settle_args=(--settle @REF@ --member-prefix pgb-)
+  read_args=(--method GET --path /api/v1/members/pgb-0-1/balance)
+  for ((round = 1; round <= rounds; round++)); do
+    for layout in $([ $((round % 2)) = 1 ] && echo "one two" || echo "two one"); do
+      second=$([ $layout = one ] && echo c || echo b)
+      run_secs=$pod_secs pair "settles, $layout pod(s), round $round" a "$second" "${settle_args[@]}"
+      tally "settle-$layout" "$rounds"; pg_tally "settle-$layout" "$rounds"
+      run_secs=$pod_secs pair "balance reads, $layout pod(s), round $round" a "$second" "${read_args[@]}"
+      tally "read-$layout" "$rounds"; pg_tally "read-$layout" "$rounds"
+    done
+  done
+  # The load landed where the directory says: b's books in pod b only.
+  books() { "$@" -c "SELECT count(*) FROM transactions JOIN clubs USING (club_id) WHERE partner_ref = '$club_ref'"; }
+  club_ref=pods-b; in_b=$(books pq); in_home=$(books q)
+  club_ref=pods-c; c_home=$(books q); c_b=$(books pq)
+  echo "  settles booked: pods-b in pod b $in_b, in home $in_home; pods-c in home $c_home, in pod b $c_b" >&2
+  if [ "$in_b" = 0 ] || [ "$in_home" != 0 ] || [ "$c_home" = 0 ] || [ "$c_b" != 0 ]; then
+    echo "FAILED: settles not booked in their club's pod" >&2
+    failures=$((failures + 1))
+  fi
+  pods_row() {  # key label ratio target
+    row "$2; PostgreSQL CPU $(printf '%.0f' "${t_pg[$1]}") µs/req" "$(printf '%.1f' "${t_rate[$1]}")" "$(printf '%.3f' "${t_p50[$1]}")" "${t_p99[$1]}" "${t_failed[$1]}" \
+        "$(printf '%.1f' "${t_cpu[$1]}")" "$3" "$4"
+  }
+  pods_row settle-one "settled POSTs, 2 clubs x 16 connections, both clubs on one pod (floor)" 1.00 -
+  pods_row settle-two "settled POSTs, 2 clubs x 16 connections, one club on each of two pods (same machine)" \
+    "$(ratio "${t_rate[settle-two]}" "${t_rate[settle-one]}") of one pod" "≥ 0.95"
+  pods_row read-one "signed GET balance, 2 clubs x 16 connections, both clubs on one pod (floor)" 1.00 -
+  pods_row read-two "signed GET balance, 2 clubs x 16 connections, one club on each of two pods (same machine)" \
+    "$(ratio "${t_rate[read-two]}" "${t_rate[read-one]}") of one pod" "≥ 0.95"
 fi
 
 note_rss
