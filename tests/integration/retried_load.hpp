@@ -42,9 +42,13 @@ inline bool transient(const HttpResponse& r) {
 }
 
 // POSTs `a` until acknowledged, with the same key and body every time;
-// `pick` chooses the node for each attempt. Gives up after `patience`.
+// `pick` chooses the node for each attempt. Gives up after `patience`,
+// which must outlast mr_idempotency_lock_ttl (60 s in the test stacks): a
+// worker killed mid-request leaves its claim to that TTL, counted from the
+// claim, which comes after the first attempt, so a 60 s patience lost the
+// race now and then (events_faults_test, 3 of 816 awards).
 inline void apply_with_retries(Award& a, const std::function<MrClient&(int attempt)>& pick,
-                               std::chrono::seconds patience = std::chrono::seconds(60)) {
+                               std::chrono::seconds patience = std::chrono::seconds(90)) {
   const auto give_up = std::chrono::steady_clock::now() + patience;
   for (;;) {
     HttpResponse r = pick(a.attempts).post("/api/v1/transactions/settled", a.body, a.key);
