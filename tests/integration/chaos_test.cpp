@@ -22,7 +22,7 @@ namespace {
 void settle() { std::this_thread::sleep_for(std::chrono::milliseconds(400)); }
 }  // namespace
 
-Test(chaos, awards_survive_killed_workers_redis_postgres_and_reload, .timeout = 120) {
+Test(chaos, awards_survive_killed_workers_redis_postgres_and_reload, .timeout = 200) {
   const std::string dir = env("MR_STACK_DIR");
   const std::string pg = pg_ctl(env("MR_PG_DATA"));
   // With the stack's password: without it redis-cli gets NOAUTH and still
