@@ -7,7 +7,7 @@
 // timeout is a failed request, printed, never dropped.
 //
 //   mr_load --url http://127.0.0.1:PORT --conns N --seconds S [--threads T]
-//           [--expect STATUS] [--min-ok N] (fixed request or --settle)
+//           [--expect STATUS] [--min-ok N] (fixed request, --settle, --reverse or --redeem)
 //   --min-ok: go on past S seconds until N answers came (at most 30 s more)
 //   fixed:  --method M --path P [--body B] [--key ID --secret S [--bad-signature]]
 //           (--bad-signature: the signature's last hex digit changed)
@@ -15,6 +15,13 @@
 //   settle: --key ID --secret S --settle PARTNER_REF --member-prefix P
 //           a settled transaction for member P<conn>-<1..16>, new key and
 //           signature per request
+//   reverse: --key ID --secret S --reverse PARTNER_REF --member-prefix P --tx-prefix X
+//           the whole of settled transaction X<conn>-<seq> (seq 0, 1, ...
+//           per connection) of member P<conn>-<seq % 16 + 1>: the caller
+//           settles those first (bench/seed_reversals.sql)
+//   redeem: --key ID --secret S --redeem PARTNER_REF --member-prefix P
+//           a 1-point redemption (GBP) for member P<conn>-<1..16> under a
+//           new requestId (expect 202; the members need points and wallets)
 //
 // Prints one line: rate=… p50_ms=… p99_ms=… requests=… ok=… failed=…
 // unfinished=… statuses=200:n,… (0: no answer: connection closed or
@@ -37,6 +44,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "client/mr_client.hpp"
@@ -55,7 +63,10 @@ struct Options {
   int conns = 8, threads = 1, expect = 200;
   long min_ok = 0;
   double seconds = 5;
-  std::string method = "GET", path = "/", body, key, secret, idem, settle_ref, member_prefix;
+  std::string method = "GET", path = "/", body, key, secret, idem, member_prefix, tx_prefix;
+  // --settle, --reverse, --redeem: a new signed write per request.
+  enum class Write { none, settle, reverse, redeem } write = Write::none;
+  std::string write_ref;  // the partnerRef of those writes
   mr::HeaderList headers;  // --header "Name: value", added as given
   bool bad_signature = false;
 };
@@ -93,19 +104,36 @@ RequestMaker fixed_request(const Options& o) {
   return [bytes](int, long) { return bytes; };
 }
 
-RequestMaker settle_request(const Options& o, const std::string& run) {
+// The body and path of write `seq` on connection `conn` (unique by `run`).
+std::pair<std::string, std::string> write_body(const Options& o, const std::string& run, int conn, long seq) {
+  const std::string member = o.member_prefix + std::to_string(conn) + "-" + std::to_string(seq % 16 + 1);
+  const std::string id = "t" + run + "-" + std::to_string(conn) + "-" + std::to_string(seq);
+  const std::string head = R"({"partnerRef":")" + o.write_ref + R"(",)";
+  switch (o.write) {
+    case Options::Write::reverse:
+      return {head + R"("eventId":"e-)" + id + R"(","occurredAt":"2026-11-20T10:00:00Z","member":{"externalMemberId":")" +
+                  member + R"("},"transaction":{"externalTransactionId":")" + o.tx_prefix + std::to_string(conn) + "-" +
+                  std::to_string(seq) + R"(","currency":"GBP"},"reason":"bench"})",
+              "/api/v1/transactions/reversed"};
+    case Options::Write::redeem:
+      return {head + R"("requestId":"r-)" + id + R"(","member":{"externalMemberId":")" + member +
+                  R"("},"redemption":{"points":1,"currency":"GBP"}})",
+              "/api/v1/redemptions"};
+    default:
+      return {head + R"("eventId":"e-)" + id + R"(","occurredAt":"2026-11-20T10:00:00Z","member":{"externalMemberId":")" +
+                  member + R"("},"transaction":{"externalTransactionId":")" + id +
+                  R"(","merchantId":"m1","merchantName":"Bench Shop","amountMinor":1000,"currency":"GBP","settledAt":"2026-11-20T10:00:00Z"}})",
+              "/api/v1/transactions/settled"};
+  }
+}
+
+RequestMaker write_request(const Options& o, const std::string& run) {
   auto client = std::make_shared<mr::MrClient>("", o.key, o.secret);
   return [o, run, client](int conn, long seq) {
-    const std::string member = o.member_prefix + std::to_string(conn) + "-" + std::to_string(seq % 16 + 1);
-    const std::string tx = "t" + run + "-" + std::to_string(conn) + "-" + std::to_string(seq);
-    const std::string body = R"({"partnerRef":")" + o.settle_ref + R"(","eventId":"e-)" + tx +
-                             R"(","occurredAt":"2026-11-20T10:00:00Z","member":{"externalMemberId":")" + member +
-                             R"("},"transaction":{"externalTransactionId":")" + tx +
-                             R"(","merchantId":"m1","merchantName":"Bench Shop","amountMinor":1000,"currency":"GBP","settledAt":"2026-11-20T10:00:00Z"}})";
-    const std::string path = "/api/v1/transactions/settled";
+    const auto [body, path] = write_body(o, run, conn, seq);
     mr::HeaderList h = sign(*client, o, "POST", path, body);
     h.emplace_back("Content-Type", "application/json");
-    h.emplace_back("X-MR-Idempotency-Key", "k-" + tx);
+    h.emplace_back("X-MR-Idempotency-Key", "k" + run + "-" + std::to_string(conn) + "-" + std::to_string(seq));
     return http_request("POST", path, body, h);
   };
 }
@@ -339,11 +367,14 @@ int main(int argc, char** argv) {
       if (colon == std::string::npos) return std::fprintf(stderr, "mr_load: --header \"Name: value\"\n"), 2;
       o.headers.emplace_back(h.substr(0, colon), h.substr(h.find_first_not_of(' ', colon + 1)));
     } else if (a == "--bad-signature") o.bad_signature = true;
-    else if (a == "--settle") o.settle_ref = next();
+    else if (a == "--settle") o.write = Options::Write::settle, o.write_ref = next();
+    else if (a == "--reverse") o.write = Options::Write::reverse, o.write_ref = next();
+    else if (a == "--redeem") o.write = Options::Write::redeem, o.write_ref = next();
     else if (a == "--member-prefix") o.member_prefix = next();
+    else if (a == "--tx-prefix") o.tx_prefix = next();
     else return std::fprintf(stderr, "mr_load: unknown argument %s\n", a.c_str()), 2;
   }
-  if (o.port == 0 || o.conns < 1 || o.threads < 1 || (!o.settle_ref.empty() && o.key.empty())) {
+  if (o.port == 0 || o.conns < 1 || o.threads < 1 || (o.write != Options::Write::none && o.key.empty())) {
     std::fprintf(stderr, "mr_load: see the usage at the top of bench/mr_load.cpp\n");
     return 2;
   }
@@ -356,7 +387,7 @@ int main(int argc, char** argv) {
   for (int t = 0, first = 0; t < o.threads; ++t) {
     const int n = o.conns / o.threads + (t < o.conns % o.threads ? 1 : 0);
     // Each thread signs with its own client (its own HMAC state).
-    RequestMaker make = o.settle_ref.empty() ? fixed_request(o) : settle_request(o, run);
+    RequestMaker make = o.write == Options::Write::none ? fixed_request(o) : write_request(o, run);
     threads.emplace_back([&o, first, n, make, end, &res = results[t]] { run_thread(o, first, n, make, end, res); });
     first += n;
   }

@@ -21,8 +21,15 @@
 #             small ones
 #   settle    settled POSTs for many members of one club, 8 and 32 clients,
 #             vs pgbench's per-transaction award at the same concurrency
-#   events    settled POSTs with one enabled webhook endpoint (nginx's own
-#             `return 200` on loopback receives) vs the same with none;
+#   reversals signed reversed POSTs of transactions settled before the timed
+#             part (the ledger's own mr_write, bench/seed_settled.sql), 32
+#             connections, vs pgbench's per-transaction reversal as plain SQL
+#             (pgbench_reverse.sql) at the same concurrency, taking turns
+#   redemptions signed 1-point redemptions (202) for payout-ready members
+#             holding points, 32 connections, vs pgbench's per-transaction
+#             redemption as plain SQL (pgbench_redeem.sql), taking turns
+#   events    settled POSTs with one enabled webhook endpoint (a separate
+#             nginx's `return 204` on loopback receives) vs the same with none;
 #             deliveries per second draining a queue; commit-to-first-attempt
 #             p50/p99 with no backlog and under the settle load
 #   pods      settled POSTs and balance reads for two clubs, 16 connections
@@ -35,16 +42,16 @@
 # --smoke: about a second a line and 20,000 history entries, to catch a
 # broken benchmark (ctest bench_smoke checks that every line ran and no
 # request failed; it asserts no speed). --only: a comma-separated subset of
-# edge,balance,history,settle,events,pods. Run as root after tools/build.sh. Exits 1 if
+# edge,balance,history,settle,reversals,redemptions,events,pods. Run as root after tools/build.sh. Exits 1 if
 # any request failed or a line produced no rate.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
-smoke=0 only=edge,balance,history,settle,events,pods
+smoke=0 only=edge,balance,history,settle,reversals,redemptions,events,pods
 while [ $# -gt 0 ]; do
   case "$1" in
     --smoke) smoke=1 ;;
     --only) only=$2; shift ;;
-    *) echo "usage: $0 [--smoke] [--only edge,balance,history,settle,events,pods]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--smoke] [--only edge,balance,history,settle,reversals,redemptions,events,pods]" >&2; exit 2 ;;
   esac
   shift
 done
@@ -98,10 +105,6 @@ server {
         mr_request_id on;
         access_log logs/floor-logged-access.log mr_json$log_opts;
         return 200 '{"ok":true,"data":{"status":"ok"}}';
-    }
-    location = /hook {
-        access_log off;
-        return 200 '{"ok":true}';
     }
     location = /healthz {
         mr_request_id on;
@@ -159,6 +162,19 @@ worker_cpu_ns() {  # CPU time (user + system) of all nginx workers so far, ns
   done
   echo $((total * tick_ns))
 }
+# pg_cpu_ns [DATADIR...]: CPU time of PostgreSQL clusters so far, ns (the
+# stack's when none is named): each postmaster's own and its reaped
+# children's (fields 14-17 of stat), and each running child's.
+pg_cpu_ns() {
+  local total=0 pm p
+  for pm in $(for d in "${@:-$MR_PG_DATA}"; do head -1 "$d/postmaster.pid"; done); do
+    total=$((total + $(sed 's/.*) //' "/proc/$pm/stat" | awk '{ print $12 + $13 + $14 + $15 }')))
+    for p in $(cat "/proc/$pm/task/$pm/children" 2>/dev/null); do
+      total=$((total + $(sed 's/.*) //' "/proc/$p/stat" 2>/dev/null | awk '{ print $12 + $13 }' || echo 0)))
+    done
+  done
+  echo $((total * tick_ns))
+}
 failures=0
 rows=()
 # row line rate p50 p99 failed nginx-µs/req ratio target
@@ -193,7 +209,9 @@ pg() {
   rate=$(sed -n 's/^tps = \([0-9.]*\).*/\1/p' <<<"$out" | head -1)
   rate=${rate:+$(printf '%.1f' "$rate")}
   p50=$(sed -n 's/^latency average = \([0-9.]*\) ms/\1/p' <<<"$out") p99=- failed=$(sed -n 's/^number of failed transactions: \([0-9]*\).*/\1/p' <<<"$out")
-  if [ -z "$rate" ] || ! grep -q '^number of transactions actually processed' <<<"$out" || [ "${failed:-0}" != 0 ]; then
+  # An aborted client (a script's \gset found no row) is a failure too.
+  if [ -z "$rate" ] || ! grep -q '^number of transactions actually processed' <<<"$out" || [ "${failed:-0}" != 0 ] ||
+     grep -q 'aborted' <<<"$out"; then
     echo "FAILED: $name: $out" >&2
     failures=$((failures + 1)) rate=${rate:-0}
   fi
@@ -429,11 +447,134 @@ if wants settle; then
   done
 fi
 
+# Reversals and redemptions (issue 28 item 3): one by one through mr_write
+# in the service (settles alone are batched), against pgbench running the
+# same ledger work as plain statements per transaction on the same
+# database, as the settle line's floor is written (no idempotency record,
+# no pool stripe; the redemption keeps its club row, pgbench_redeem.sql):
+# at 32 clients, the API's concurrency and the target's floor, and at the
+# service's own number of PostgreSQL connections (workers x
+# mr_ledger_pool_size), since 32 clients queueing on one row can do less
+# than fewer would. Floor and API take turns, a slice each per round, as
+# the balance lines do; each line shows PostgreSQL's CPU per transaction.
+w_rounds=$([ $smoke = 1 ] && echo 1 || echo "${MR_BENCH_ROUNDS:-3}")
+w_slice=$(( secs / w_rounds > 0 ? secs / w_rounds : 1 ))  # pgbench -T takes whole seconds
+svc_conns=$(( $(sed -n 's/^ *worker_processes \([0-9]*\);.*/\1/p' "$dir/nginx/nginx.conf") *
+              $(sed -n 's/^ *mr_ledger_pool_size \([0-9]*\);.*/\1/p' "$dir/nginx/nginx.conf") ))
+declare -A t_pgcpu
+# w_turn KEY CLIENTS NAME ARGS...: one timed slice, tallied under KEY with
+# PostgreSQL's CPU per transaction: pgbench with CLIENTS clients and ARGS
+# (script first), or, CLIENTS "api", mr_load's 32 connections with ARGS.
+w_turn() {
+  local key=$1 clients=$2 name=$3 pg0; shift 3
+  pg0=$(pg_cpu_ns)
+  if [ "$clients" = api ]; then
+    run_secs=$w_slice http "$name" --url "$api" --conns 32 --key "$kid" --secret "$secret" "$@"
+  else
+    secs=$w_slice pg "$name" "$clients" "$@"
+  fi
+  t_pgcpu[$key]=$(awk -v a="${t_pgcpu[$key]:-0}" -v b="$(pg_cpu_ns)" -v c="$pg0" -v n="$(awk -v r="$rate" -v s="$w_slice" 'BEGIN { print r * s }')" \
+    -v r="$w_rounds" 'BEGIN { print a + (n > 0 ? (b - c) / 1000 / n : 0) / r }')
+  tally "$key" "$w_rounds"
+}
+w_rows() {  # what ("reversal"/"redemption") script api-label: keys <what>-floor, -pool, -api
+  local f=$1-floor p=$1-pool a=$1-api
+  row "pgbench -M prepared per-transaction $1 as plain SQL ($2), 32 clients (floor); PostgreSQL CPU $(printf '%.0f' "${t_pgcpu[$f]}") µs/tx" \
+      "$(printf '%.1f' "${t_rate[$f]}")" "$(printf '%.3f' "${t_p50[$f]}") (avg)" - "${t_failed[$f]}" - "1.00" -
+  row "the same, $svc_conns clients (the service's PostgreSQL connections); PostgreSQL CPU $(printf '%.0f' "${t_pgcpu[$p]}") µs/tx" \
+      "$(printf '%.1f' "${t_rate[$p]}")" "$(printf '%.3f' "${t_p50[$p]}") (avg)" - "${t_failed[$p]}" - \
+      "$(ratio "${t_rate[$p]}" "${t_rate[$f]}") of floor" -
+  row "$3, 32 connections; PostgreSQL CPU $(printf '%.0f' "${t_pgcpu[$a]}") µs/req" "$(printf '%.1f' "${t_rate[$a]}")" \
+      "$(printf '%.3f' "${t_p50[$a]}")" "${t_p99[$a]}" "${t_failed[$a]}" "$(printf '%.1f' "${t_cpu[$a]}")" \
+      "$(ratio "${t_rate[$a]}" "${t_rate[$f]}") of floor ($(ratio "${t_rate[$a]}" "${t_rate[$p]}") of $svc_conns clients)" "≥ 1.0"
+}
+
+if wants reversals; then
+  # Each connection (client) reverses its own settled transactions in
+  # order, one a request, all written before anything is timed
+  # (seed_settled.sql): rva<round>- for the API, rvp<round>- and
+  # rvp<round>s- for pgbench at 32 and at svc_conns clients. Per connection
+  # and round: MR_BENCH_REVERSALS, default 400 a second of the slice (12,800
+  # a second over 32); a side that ran out fails loudly (404, or an aborted
+  # pgbench client), never quietly.
+  per=${MR_BENCH_REVERSALS:-$(( w_slice * 400 ))}
+  prefixes=$(for ((round = 1; round <= w_rounds; round++)); do printf 'rva%s-,rvp%s-,rvp%ss-,' $round $round $round; done)
+  prefixes=${prefixes%,}
+  start=$(date +%s)
+  got=$(q -v club="$club" -v prefixes="$prefixes" -v n="$per" -f "$repo/bench/seed_settled.sql")
+  want=$(( 3 * w_rounds * 32 * per ))
+  [ "$got" = "$want" ] || { echo "FAILED: seeding settled transactions: $got of $want written" >&2; exit 1; }
+  echo "reversals (32 connections, $w_rounds rounds of ${w_slice}s; $want settled transactions seeded in $(( $(date +%s) - start ))s)" >&2
+  for ((round = 1; round <= w_rounds; round++)); do
+    w_turn reversal-floor 32 "pgbench reversal, 32 clients, round $round" pgbench_reverse.sql \
+      -D club="$club" -D round="$round" -D n=-1
+    w_turn reversal-pool "$svc_conns" "pgbench reversal, $svc_conns clients, round $round" pgbench_reverse.sql \
+      -D club="$club" -D round="${round}s" -D n=-1
+    w_turn reversal-api api "reversed POST, round $round" --reverse bench --member-prefix pgb- --tx-prefix "rva$round-"
+  done
+  w_rows reversal pgbench_reverse.sql "signed reversed POST (whole amount)"
+fi
+
+if wants redemptions; then
+  # Members pgb-<c>-<1..16> made payout-ready (a wallet with a bank account)
+  # and given 1,000,000 points each by one settle through mr_write; the
+  # club's cash capacity covers 10^12 one-point redemptions.
+  echo "redemptions (32 connections, $w_rounds rounds of ${w_slice}s)" >&2
+  q -c "INSERT INTO wallets (member_id, provider, wallet_ref, status, account_number, sort_code, account_name)
+        SELECT member_id, 'bank', 'w-' || external_id, 'active', '12345678', '123456', 'Bench Member'
+        FROM members WHERE club_id = $club AND external_id LIKE 'pgb-%'
+        ON CONFLICT (member_id) DO NOTHING"
+  funded=$(q -c "SELECT count(*) FILTER (WHERE r->>'outcome' = 'ok') FROM (
+          SELECT mr_write('settle', $club, 'bench', 'seed-funds-' || external_id, 'seed', 'seed',
+                          jsonb_build_object('partnerRef', 'bench', 'eventId', 'seed-funds-' || external_id,
+                            'occurredAt', '2026-11-20T10:00:00Z', 'externalMemberId', external_id,
+                            'externalTransactionId', 'seed-funds-' || external_id, 'merchantId', 'm1',
+                            'merchantName', 'Bench Shop', 'amountMinor', 100000000, 'currency', 'GBP',
+                            'settledAt', '2026-11-20T10:00:00Z')) AS r
+          FROM members WHERE club_id = $club AND external_id LIKE 'pgb-%') x")
+  [ "$funded" = 512 ] || { echo "FAILED: funding the redeeming members: $funded of 512 settled" >&2; exit 1; }
+  "$MR_MRCTL" capacity topup --ref bench --minor 1000000000000 >/dev/null
+  for ((round = 1; round <= w_rounds; round++)); do
+    w_turn redemption-floor 32 "pgbench redemption, 32 clients, round $round" pgbench_redeem.sql -D club="$club"
+    w_turn redemption-pool "$svc_conns" "pgbench redemption, $svc_conns clients, round $round" pgbench_redeem.sql -D club="$club"
+    w_turn redemption-api api "redemption POST, round $round" --redeem bench --member-prefix pgb- --expect 202
+  done
+  w_rows redemption pgbench_redeem.sql "signed redemption POST (202, 1 point)"
+fi
+
 if wants events; then
-  # One endpoint of the bench club, on this nginx's own `return 200`: what
-  # is measured is the outbox on the write path and the delivery engine,
-  # not a receiver.
-  created=$(printf '{"partnerRef":"bench","url":"%s/hook"}' "$edge" \
+  # One endpoint of the bench club, on a receiver of its own: a plain nginx
+  # (one worker, `return 204`) outside the measured one, so the nginx CPU
+  # per settle is the sender's alone (the receiver's, per delivery, is its
+  # own line). It still shares the machine's CPU with the stack.
+  recv_dir=$dir/receiver recv_port=$(free_port)
+  mkdir -p "$recv_dir/logs"
+  cat > "$recv_dir/nginx.conf" <<CONF
+worker_processes 1;
+pid logs/nginx.pid;
+error_log logs/error.log warn;
+events { worker_connections 1024; }
+http {
+    access_log off;
+    server {
+        listen 127.0.0.1:$recv_port;
+        location = /hook { return 204; }
+    }
+}
+CONF
+  nginx -p "$recv_dir" -c nginx.conf
+  trap 'kill "$(cat "$recv_dir/logs/nginx.pid")" 2>/dev/null || true; cleanup' EXIT
+  recv_cpu_ns() {  # CPU so far of the receiver's worker, ns
+    local master p total=0
+    master=$(cat "$recv_dir/logs/nginx.pid")
+    for p in $(cat "/proc/$master/task/$master/children" 2>/dev/null); do
+      total=$((total + $(sed 's/.*) //' "/proc/$p/stat" 2>/dev/null | awk '{ print $12 + $13 }' || echo 0)))
+    done
+    echo $((total * tick_ns))
+  }
+  attempts() { q -c "SELECT count(*) FROM webhook_attempts a JOIN webhook_endpoints w USING (endpoint_id) WHERE w.club_id = $club"; }
+  recv_ns=0 recv_n=0
+  created=$(printf '{"partnerRef":"bench","url":"http://127.0.0.1:%s/hook"}' "$recv_port" \
     | "$MR_BUILD_DIR/tools/mr-sign/mr-sign" --key-id "$kid" --secret "$secret" --method POST \
         --path /api/v1/webhook-endpoints --body - --send "$api") || { echo "FAILED: endpoint create: $created" >&2; failures=$((failures + 1)); }
   endpoint=$(sed -n 's/.*"endpointId":"\(we_[^"]*\)".*/\1/p' <<<"$created")
@@ -466,11 +607,12 @@ if wants events; then
     tally plain "$rounds"
     "$MR_MRCTL" webhook enable --endpoint-id "$endpoint" >/dev/null
     drain
-    since=$(now_ms)
+    since=$(now_ms) r0=$(recv_cpu_ns) n0=$(attempts)
     run_secs=$(awk -v s="$secs" -v r="$rounds" 'BEGIN { print s / r }') http "settled POST, one endpoint, round $round" \
       --url "$api" --conns 32 --key "$kid" --secret "$secret" --settle bench --member-prefix pgb-
     tally hooked "$rounds"
     drain
+    recv_ns=$((recv_ns + $(recv_cpu_ns) - r0)) recv_n=$((recv_n + $(attempts) - n0))
     read -r loaded_p50 loaded_p99 loaded_n <<<"$(first_attempts "$since")"
   done
   row "signed settled POST, 32 connections, no webhook endpoint" "$(printf '%.1f' "${t_rate[plain]}")" \
@@ -479,6 +621,8 @@ if wants events; then
       "$(printf '%.3f' "${t_p50[hooked]}")" "${t_p99[hooked]}" "${t_failed[hooked]}" "$(printf '%.1f' "${t_cpu[hooked]}")" \
       "$(ratio "${t_rate[hooked]}" "${t_rate[plain]}") of none" "≥ 0.9"
   row "commit → first attempt under that load ($loaded_n events)" - "$loaded_p50" "$loaded_p99" 0 - - -
+  row "the receiver's own nginx (\`return 204\`), CPU per delivery ($recv_n)" - - - 0 \
+      "$(awk -v a="$recv_ns" -v n="$recv_n" 'BEGIN { printf "%.1f", (n > 0 ? a / 1000 / n : 0) }')" - -
   # Deliveries per second: every event of the runs above queued again by a
   # replay while the endpoint is disabled (a disabled endpoint's queue
   # waits), then drained once it is enabled again.
@@ -571,19 +715,9 @@ if wants pods; then
       sleep 0.1
     done
   done
-  # CPU so far of both clusters' processes (ns): each postmaster's own and
-  # its reaped children's (fields 14-17 of stat), and each running child's.
-  # Per request it is steadier than a rate here, as the workers' CPU is.
-  pods_pg_cpu_ns() {
-    local total=0 pm p
-    for pm in $(head -1 "$MR_PG_DATA/postmaster.pid") $(head -1 "$pod_b_dir/data/postmaster.pid"); do
-      total=$((total + $(sed 's/.*) //' "/proc/$pm/stat" | awk '{ print $12 + $13 + $14 + $15 }')))
-      for p in $(cat "/proc/$pm/task/$pm/children" 2>/dev/null); do
-        total=$((total + $(sed 's/.*) //' "/proc/$p/stat" 2>/dev/null | awk '{ print $12 + $13 }' || echo 0)))
-      done
-    done
-    echo $((total * tick_ns))
-  }
+  # CPU so far of both clusters' processes (ns): per request it is steadier
+  # than a rate here, as the workers' CPU is.
+  pods_pg_cpu_ns() { pg_cpu_ns "$MR_PG_DATA" "$pod_b_dir/data"; }
   declare -A t_pg
   # pair NAME CLUB1 CLUB2 ARGS...: one mr_load per club at once, 16
   # connections each, ARGS with @REF@ for the club's ref; sets rate (the
