@@ -11,6 +11,8 @@
 #include <variant>
 #include <vector>
 
+#include "ledger/errors.hpp"
+
 namespace mr::ledger {
 
 // Webhook endpoint secrets (contract section 10), kept by the glue: the key
@@ -59,7 +61,23 @@ struct Response {
   // copy; a retry is answered from the database's record, where the secret
   // is sealed.
   bool no_store = false;
+  // A failure envelope's code, kept beside the body where it is rendered:
+  // the glue tells metrics and the access log from it, never by reading
+  // the body back. nullopt for a success.
+  std::optional<ErrorCode> error = std::nullopt;
 };
+
+// The failure envelope of `code` (or `error`) with its HTTP status and the
+// code kept typed beside it.
+inline Response error_response(ErrorCode code, std::string_view message, std::string_view request_id,
+                               std::span<const FieldProblem> details = {}) {
+  return Response{http_status(code), render_error(code, message, request_id, details), false,
+                  kJsonContentType, false, code};
+}
+inline Response error_response(const Error& error, std::string_view request_id, bool replayed = false) {
+  return Response{http_status(error.code), render_error(error, request_id), replayed, kJsonContentType, false,
+                  error.code};
+}
 
 struct Query {
   std::string sql;  // from ledger/statements.hpp

@@ -209,14 +209,14 @@ class Fields {
 };
 
 Response internal(std::string_view request_id) {
-  return Response{500, render_error(ErrorCode::internal_error, "", request_id), false};
+  return error_response(ErrorCode::internal_error, "", request_id);
 }
 
 template <class WriteEntry>
 Response render_page(const ResultView& rows, int limit, std::string_view request_id, WriteEntry&& entry) {
   if (rows.rows() == 0) {
     const auto code = ErrorCode::cardholder_not_found;
-    return Response{http_status(code), render_error(code, "", request_id), false};
+    return error_response(code, "", request_id);
   }
   if (limit < 1 || limit > kMaxLimit) return internal(request_id);
   Page page(rows, limit);

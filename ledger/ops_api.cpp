@@ -39,23 +39,23 @@ class OpsPending final : public Pending {
       return Response{200, render_books({books_of(std::string(kHomePod), result)}), false, kPrometheusContentType};
     }
     if (result.rows() != 1 || result.is_null(0, 0)) {
-      return Response{500, render_error(ErrorCode::internal_error, "", request_id), false};
+      return error_response(ErrorCode::internal_error, "", request_id);
     }
     const std::string_view v = result.value(0, 0);
     if (shape_ == Shape::ready) return render_readiness({readiness_of_version(kHomePod, v)}, request_id);
     JsonDocument d;
     d.Parse(v.data(), v.size());
     auto body = d.HasParseError() ? std::nullopt : ok_body([&](JsonWriter& w) { return d.Accept(w); });
-    if (!body) return Response{500, render_error(ErrorCode::internal_error, "", request_id), false};
+    if (!body) return error_response(ErrorCode::internal_error, "", request_id);
     return Response{200, std::move(*body), false};
   }
 
   std::optional<Response> on_sql_error(std::string_view sqlstate, std::string_view request_id) const override {
     // undefined_table: a database no migration ever ran on.
     if (shape_ == Shape::ready) return render_readiness({readiness_of_sql_error(kHomePod, sqlstate)}, request_id);
-    if (sqlstate == "P0002") return Response{404, render_error(ErrorCode::not_found, not_found_, request_id)};
+    if (sqlstate == "P0002") return error_response(ErrorCode::not_found, not_found_, request_id);
     if (sqlstate == "P0409") {
-      return Response{409, render_error(ErrorCode::payout_state_conflict, "", request_id)};
+      return error_response(ErrorCode::payout_state_conflict, "", request_id);
     }
     return std::nullopt;
   }
@@ -72,7 +72,7 @@ Prepared ops_statement(std::string_view sql, std::vector<std::optional<std::stri
 }
 
 Response ops_fail(const Request& r, ErrorCode code, std::string_view message = {}) {
-  return Response{http_status(code), render_error(code, message, r.request_id), false};
+  return error_response(code, message, r.request_id);
 }
 
 // GET /webhooks[?partnerRef=]: the endpoints, with their queued deliveries.
@@ -93,15 +93,13 @@ Prepared route_webhooks(const Request& r) {
       return !bad_ref;
     });
     if (bad_ref) {
-      return Response{400,
-                      render_error(Error{ErrorCode::invalid_request, "Invalid partnerRef in the query.",
-                                         {{"partnerRef", "must be 1 to 128 printable ASCII characters"}}},
-                                   r.request_id),
-                      false};
+      return error_response(Error{ErrorCode::invalid_request, "Invalid partnerRef in the query.",
+                                  {{"partnerRef", "must be 1 to 128 printable ASCII characters"}}},
+                            r.request_id);
     }
     if (r.path == "/webhooks") return ops_statement(sql::ops_webhooks, {ref}, Shape::json_data);
     auto limit = parse_history_query(r.query, false);
-    if (auto* e = std::get_if<Error>(&limit)) return Response{400, render_error(*e, r.request_id), false};
+    if (auto* e = std::get_if<Error>(&limit)) return error_response(*e, r.request_id);
     return ops_statement(sql::ops_webhook_failures, {ref, std::to_string(std::get<HistoryQuery>(limit).limit)},
                          Shape::json_data);
   }
@@ -124,7 +122,7 @@ Prepared route_webhooks(const Request& r) {
   Fields f(problems);
   auto since = f.timestamp(doc, "", "since");
   if (!problems.empty()) {
-    return Response{400, render_error(ErrorCode::invalid_request, "", r.request_id, problems), false};
+    return error_response(ErrorCode::invalid_request, "", r.request_id, problems);
   }
   return ops_statement(sql::ops_webhook_replay, {*id, *since}, Shape::json_data, kNoEndpoint);
 }
@@ -151,7 +149,7 @@ Prepared route_ops(const Request& r) {
       return ops_fail(r, ErrorCode::invalid_request, "status is " + std::string(kPayoutStatusList) + ".");
     }
     auto limit = parse_history_query(r.query, false);
-    if (auto* e = std::get_if<Error>(&limit)) return Response{400, render_error(*e, r.request_id), false};
+    if (auto* e = std::get_if<Error>(&limit)) return error_response(*e, r.request_id);
     return ops_statement(sql::payouts,
                          {status, std::to_string(std::get<HistoryQuery>(limit).limit)}, Shape::json_data);
   }
@@ -177,7 +175,7 @@ Prepared route_ops(const Request& r) {
           Fields f(problems);
           reason = f.text(doc, "", "reason", 500);
           if (!problems.empty()) {
-            return Response{400, render_error(ErrorCode::invalid_request, "", r.request_id, problems), false};
+            return error_response(ErrorCode::invalid_request, "", r.request_id, problems);
           }
         }
         return ops_statement(sql::payout_move, {*id, std::string(*to), reason}, Shape::json_data);
@@ -195,7 +193,7 @@ Prepared prepare_ops(const Request& request) noexcept {
     return route_ops(request);
   } catch (...) {
     return Response{500, "{\"ok\":false,\"error\":{\"code\":\"internal_error\",\"message\":\"Internal error.\"}}",
-                    false};
+                    false, kJsonContentType, false, ErrorCode::internal_error};
   }
 }
 

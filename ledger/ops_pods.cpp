@@ -25,7 +25,7 @@ Response holder_answer(const std::vector<Response>& answers, std::string_view re
   }
   if (unavailable != nullptr) return *unavailable;
   if (!answers.empty()) return answers.front();
-  return Response{503, render_error(ErrorCode::service_unavailable, "", request_id), false};
+  return error_response(ErrorCode::service_unavailable, "", request_id);
 }
 
 bool is_pod_list(const Request& request) {
@@ -40,14 +40,14 @@ Response merged_list(const Request& request, const std::vector<std::string>& pod
   std::size_t limit = 0;  // the endpoints' list has none
   if (list != OpsList::webhook_endpoints) {
     auto query = parse_history_query(request.query, false);
-    if (auto* e = std::get_if<Error>(&query)) return Response{400, render_error(*e, request.request_id), false};
+    if (auto* e = std::get_if<Error>(&query)) return error_response(*e, request.request_id);
     limit = static_cast<std::size_t>(std::get<HistoryQuery>(query).limit);
   }
   const auto merged = merge_json_arrays(pod_lists, order_of(list), limit);
   auto body = !merged ? std::nullopt : ok_body([&](JsonWriter& w) {
     return w.RawValue(merged->data(), merged->size(), rapidjson::kArrayType);
   });
-  if (!body) return Response{500, render_error(ErrorCode::internal_error, "", request.request_id), false};
+  if (!body) return error_response(ErrorCode::internal_error, "", request.request_id);
   return Response{200, std::move(*body), false};
 }
 

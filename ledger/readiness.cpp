@@ -53,7 +53,7 @@ Response render_readiness(const std::vector<PodReadiness>& pods, std::string_vie
   const bool all = std::all_of(pods.begin(), pods.end(), [](const PodReadiness& p) { return p.ready; });
   if (pods.size() == 1) {
     if (all) return Response{200, R"({"ok":true,"data":{"status":"ready"}})", false};
-    return Response{503, render_error(ErrorCode::service_unavailable, pods.front().reason, request_id), false};
+    return error_response(ErrorCode::service_unavailable, pods.front().reason, request_id);
   }
   if (all) {
     auto body = ok_body([&pods](JsonWriter& w) {
@@ -73,7 +73,7 @@ Response render_readiness(const std::vector<PodReadiness>& pods, std::string_vie
       w.EndArray();
       return w.EndObject();
     });
-    if (!body) return Response{500, render_error(ErrorCode::internal_error, "", request_id), false};
+    if (!body) return error_response(ErrorCode::internal_error, "", request_id);
     return Response{200, std::move(*body), false};
   }
   std::string message;
@@ -81,7 +81,7 @@ Response render_readiness(const std::vector<PodReadiness>& pods, std::string_vie
     if (p.ready) continue;
     message += (message.empty() ? "Not ready: pod " : "; pod ") + p.pod + ": " + p.reason;
   }
-  return Response{503, render_error(ErrorCode::service_unavailable, message, request_id), false};
+  return error_response(ErrorCode::service_unavailable, message, request_id);
 }
 
 }  // namespace mr::ledger

@@ -14,7 +14,7 @@ namespace mr::ledger {
 
 Response render_result(std::string_view result_json, std::string_view request_id) {
   const auto internal = [&] {
-    return Response{500, render_error(ErrorCode::internal_error, "", request_id), false};
+    return error_response(ErrorCode::internal_error, "", request_id);
   };
   JsonDocument d;
   d.Parse(result_json.data(), result_json.size());
@@ -52,7 +52,7 @@ Response render_result(std::string_view result_json, std::string_view request_id
   if (d.HasMember("redemptionId") && d["redemptionId"].IsString()) {
     error.redemption_id.assign(d["redemptionId"].GetString(), d["redemptionId"].GetStringLength());
   }
-  return Response{http_status(*code), render_error(error, first_id), replayed};
+  return error_response(error, first_id, replayed);
 }
 
 namespace {
@@ -72,11 +72,11 @@ bool write_number(JsonWriter& w, std::string_view text) {
 
 Response render_balance(const ResultView& row, std::string_view request_id) {
   const auto internal = [&] {
-    return Response{500, render_error(ErrorCode::internal_error, "", request_id), false};
+    return error_response(ErrorCode::internal_error, "", request_id);
   };
   if (row.rows() == 0) {
     const auto code = ErrorCode::cardholder_not_found;
-    return Response{http_status(code), render_error(code, "", request_id), false};
+    return error_response(code, "", request_id);
   }
   enum Col { external_id, status, points, reserved, earned, redeemed, currency, cash };
   if (row.rows() != 1) return internal();

@@ -22,7 +22,7 @@ class StatementPending final : public Pending {
   const Query& query() const override { return query_; }
   Response render(const ResultView& result, std::string_view request_id) const override {
     if (result.rows() != 1 || result.is_null(0, 0)) {
-      return Response{500, render_error(ErrorCode::internal_error, "", request_id), false};
+      return error_response(ErrorCode::internal_error, "", request_id);
     }
     return render_result(result.value(0, 0), request_id);
   }
@@ -67,11 +67,11 @@ Prepared statement(std::string_view sql, std::vector<std::optional<std::string>>
 }
 
 Response fail(const Request& r, const Error& e) {
-  return Response{http_status(e.code), render_error(e, r.request_id), false};
+  return error_response(e, r.request_id);
 }
 
 Response fail(const Request& r, ErrorCode code, std::string_view message = {}) {
-  return Response{http_status(code), render_error(code, message, r.request_id), false};
+  return error_response(code, message, r.request_id);
 }
 
 // Every segment, empty ones included: "/api/v1/members/" is not
@@ -224,10 +224,10 @@ Prepared prepare(const Request& request) noexcept {
     // Out of memory: try the normal envelope (it names the request id),
     // else a constant body.
     try {
-      return Response{500, render_error(ErrorCode::internal_error, "", request.request_id), false};
+      return error_response(ErrorCode::internal_error, "", request.request_id);
     } catch (...) {
       return Response{500, "{\"ok\":false,\"error\":{\"code\":\"internal_error\",\"message\":\"Internal error.\"}}",
-                      false};
+                      false, kJsonContentType, false, ErrorCode::internal_error};
     }
   }
 }

@@ -95,13 +95,6 @@ static_assert(!matches(split("members"), split("members/")));
 
 std::string_view route_label(Route route) { return kLabels[static_cast<std::size_t>(route)]; }
 
-std::optional<Route> route_from_label(std::string_view label) {
-  for (std::size_t i = 0; i < kLabels.size(); ++i) {
-    if (kLabels[i] == label) return static_cast<Route>(i);
-  }
-  return std::nullopt;
-}
-
 std::span<const PartnerRoute> partner_routes() { return kPartnerRoutes; }
 
 bool route_serves(Route route, std::string_view method) {

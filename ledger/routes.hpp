@@ -60,7 +60,6 @@ std::span<const PartnerRoute> partner_routes();
 bool route_serves(Route route, std::string_view method);
 
 std::string_view route_label(Route route);
-std::optional<Route> route_from_label(std::string_view label);
 
 // The partner API's route for a raw path (without the query), whatever the
 // method: the first of partner_routes whose template the path matches;

@@ -52,7 +52,7 @@ Response render_webhook_result(std::string_view result_json, std::string_view re
   // (internal_error), never passed on to the client.
   d.Parse<rapidjson::kParseValidateEncodingFlag>(result_json.data(), result_json.size());
   const auto internal = [&] {
-    return Response{500, render_error(ErrorCode::internal_error, "", request_id), false};
+    return error_response(ErrorCode::internal_error, "", request_id);
   };
   if (d.HasParseError() || !d.IsObject()) return internal();
   const auto outcome = d.FindMember("outcome");

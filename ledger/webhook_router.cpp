@@ -26,7 +26,7 @@ class WebhookPending final : public Pending {
   const Query& query() const override { return query_; }
   Response render(const ResultView& result, std::string_view request_id) const override {
     if (result.rows() != 1 || result.is_null(0, 0)) {
-      return Response{500, render_error(ErrorCode::internal_error, "", request_id), false};
+      return error_response(ErrorCode::internal_error, "", request_id);
     }
     if (secret_ == Secret::plain) return render_result(result.value(0, 0), request_id);
     return render_webhook_result(result.value(0, 0), request_id, secret_ == Secret::reveal ? secrets_ : nullptr);
@@ -43,10 +43,10 @@ Prepared pending(std::string_view sql, std::vector<std::optional<std::string>> p
   return std::make_unique<WebhookPending>(Query{std::string(sql), std::move(params), false}, secret, secrets);
 }
 
-Response fail(const Request& r, const Error& e) { return Response{http_status(e.code), render_error(e, r.request_id), false}; }
+Response fail(const Request& r, const Error& e) { return error_response(e, r.request_id); }
 
 Response fail(const Request& r, ErrorCode code) {
-  return Response{http_status(code), render_error(code, "", r.request_id), false};
+  return error_response(code, "", r.request_id);
 }
 
 Prepared events(const Request& r) {

@@ -51,15 +51,10 @@ AuthCtx* get_ctx(ngx_http_request_t* r) {
   return static_cast<AuthCtx*>(ngx_http_get_module_ctx(r, ngx_http_mr_auth_module));
 }
 
-void destroy_ctx(void* data) { static_cast<AuthCtx*>(data)->~AuthCtx(); }
-
 // The module ctx, or after an internal redirect (error_page to /mr-error
 // clears every module's ctx) the one still in the request pool: the log line
 // of a verified request answered by an error page still names its key.
-const AuthCtx* surviving_ctx(ngx_http_request_t* r) {
-  if (const AuthCtx* ctx = get_ctx(r->main); ctx != nullptr) return ctx;
-  return static_cast<const AuthCtx*>(mr::ngx::redirected_ctx(r, destroy_ctx));
-}
+const AuthCtx* surviving_ctx(ngx_http_request_t* r) { return mr::ngx::request_context(r); }
 
 // Decides the request once its body is read: the verified key, or the
 // refusal the access handler answers after limit_req has counted it.
@@ -135,12 +130,8 @@ ngx_int_t rewrite_handler(ngx_http_request_t* r) {
   if (!lcf->enabled) return NGX_DECLINED;
   if (AuthCtx* ctx = get_ctx(r); ctx != nullptr) return ctx->status;
 
-  // Lives in the request pool; its strings are freed by the cleanup.
-  ngx_pool_cleanup_t* cln = ngx_pool_cleanup_add(r->pool, sizeof(AuthCtx));
-  if (cln == nullptr) return NGX_HTTP_INTERNAL_SERVER_ERROR;
-  auto* ctx = new (cln->data) AuthCtx{};
-  cln->handler = destroy_ctx;
-  ngx_http_set_ctx(r, ctx, ngx_http_mr_auth_module);
+  AuthCtx* ctx = mr::ngx::new_request_context(r);
+  if (ctx == nullptr) return NGX_HTTP_INTERNAL_SERVER_ERROR;
 
   r->request_body_in_single_buf = 1;
   ngx_int_t rc = ngx_http_read_client_request_body(r, body_read);
@@ -303,6 +294,13 @@ char* merge_loc_conf(ngx_conf_t* cf, void* parent, void* child) {
                                   static_cast<mr_auth_loc_conf_t*>(child));
 }
 
+// Where the request context and the node's counters are (the common
+// code finds both by the auth module's name, this module included).
+ngx_int_t init_process(ngx_cycle_t* cycle) {
+  mr::ngx::bind_request_context(cycle);
+  return NGX_OK;
+}
+
 ngx_http_module_t module_ctx = {
     add_variables,                 // preconfiguration
     postconfiguration,             // postconfiguration
@@ -324,7 +322,7 @@ ngx_module_t ngx_http_mr_auth_module = {
     NGX_HTTP_MODULE,       // module type
     nullptr,               // init master
     nullptr,               // init module
-    nullptr,               // init process
+    init_process,          // init process
     nullptr,               // init thread
     nullptr,               // exit thread
     nullptr,               // exit process

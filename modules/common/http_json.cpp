@@ -125,8 +125,8 @@ std::optional<std::string_view> traceparent(ngx_http_request_t* r) {
 }
 
 ngx_int_t send_json(ngx_http_request_t* r, ngx_uint_t status, std::string_view body,
-                    std::string_view content_type) {
-  if (status >= 400) note_error_code(r, body);
+                    std::optional<ErrorCode> error, std::string_view content_type) {
+  if (error) note_error_code(r, *error);
   r->headers_out.status = status;
   r->err_status = 0;  // an error_page redirect must not override our status
   r->headers_out.content_type.data = reinterpret_cast<u_char*>(const_cast<char*>(content_type.data()));
@@ -162,8 +162,8 @@ ngx_int_t send_error(ngx_http_request_t* r, ErrorCode code, std::string_view mes
     if (!add_header_out(r, "Retry-After", "1")) return NGX_ERROR;
   }
   try {
-    return send_json(r, static_cast<ngx_uint_t>(status),
-                     render_error(code, message, request_id(r), details));
+    return send_json(r, static_cast<ngx_uint_t>(status), render_error(code, message, request_id(r), details),
+                     code);
   } catch (...) {
     return NGX_ERROR;
   }

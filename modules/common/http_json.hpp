@@ -71,11 +71,12 @@ std::string_view raw_path(ngx_http_request_t* r);
 // nullopt when out of memory or the temp file cannot be read back.
 std::optional<std::string_view> request_body(ngx_http_request_t* r);
 
-// Sends status + JSON body (an error envelope's code noted for the log
-// phase) and returns what the handler should hand to
+// Sends status + JSON body (a failure envelope's `error` code noted for the
+// log phase) and returns what the handler should hand to
 // ngx_http_finalize_request (or return from a content handler).
 // content_type must outlive the request (a literal).
 ngx_int_t send_json(ngx_http_request_t* r, ngx_uint_t status, std::string_view body,
+                    std::optional<ErrorCode> error = std::nullopt,
                     std::string_view content_type = "application/json");
 
 // For a handler that answers without reading the body: nginx reads and drops

@@ -221,15 +221,6 @@ void count_webhook_attempt(Block& block, std::size_t outcome, std::uint64_t dura
   add(block.webhook_duration_sum_ms, duration_ms);
 }
 
-std::optional<ErrorCode> envelope_code(std::string_view body) {
-  constexpr std::string_view prefix = R"({"ok":false,"error":{"code":")";
-  if (!body.starts_with(prefix)) return std::nullopt;
-  body.remove_prefix(prefix.size());
-  const auto end = body.find('"');
-  if (end == std::string_view::npos) return std::nullopt;
-  return code_from_name(body.substr(0, end));
-}
-
 PoolSlot* claim_pool_slot(Block& block, std::uint64_t pid, bool (*alive)(std::uint64_t pid), PoolFigures& base) {
   for (const bool take_dead : {false, true}) {
     for (PoolSlot& slot : block.pool) {

@@ -117,10 +117,6 @@ inline void count(Block& block, RedisError kind) { add(block.redis_errors[static
 // One webhook attempt of a worker: its outcome's index and how long it took.
 void count_webhook_attempt(Block& block, std::size_t outcome, std::uint64_t duration_ms);
 
-// The error code of a JSON failure envelope as this service renders it
-// ({"ok":false,"error":{"code":"...), found by its fixed prefix: no parse.
-std::optional<ErrorCode> envelope_code(std::string_view body);
-
 // A slot for the worker `pid`: a free one, else one whose owner is no
 // longer alive (crashed); nullptr when all are held. `base` receives the
 // slot's counters, which the worker's own are added to.

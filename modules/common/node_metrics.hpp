@@ -1,8 +1,9 @@
 // The node's counters (modules/common/metrics_block.hpp) as each module .so
-// sees them, and what a request tells the log phase: its route ($mr_route_name,
-// set by the ops listener, otherwise from the partner path) and the error
-// code of the envelope it was answered with ($mr_error_code, set by
-// send_json). Both are nginx variables so the access log shows them too.
+// sees them, and what a request tells the log phase: its route (set by the
+// ops listener, otherwise from the partner path) and the error code of the
+// envelope it was answered with (set by send_json), kept typed in the
+// request context; $mr_route_name and $mr_error_code show them to the
+// access log.
 #pragma once
 
 #include <optional>
@@ -23,16 +24,15 @@ void bind_node_metrics(const mr_auth_main_conf_t* auth);
 // The block in a configured zone (nullptr before the zone is initialised).
 mr::metrics::Block* zone_block(const mr_metrics_conf_t& conf);
 
-// At postconfiguration (every module, through init_request_id): where the
-// request's $mr_route_name and $mr_error_code live. Needs the auth module,
-// which defines them; without it both stay unset.
-ngx_int_t init_outcome_variables(ngx_conf_t* cf);
+// How the request was answered (its RequestContext's Outcome; the variables
+// $mr_route_name and $mr_error_code show the same): noted by the ops
+// listener (its route) and send_json (a failure's code), read by the log
+// phase.
 void set_route(ngx_http_request_t* r, mr::ledger::Route route);
-// Records the envelope's error code, if `body` is one (send_json).
-void note_error_code(ngx_http_request_t* r, std::string_view body);
+void note_error_code(ngx_http_request_t* r, mr::ErrorCode code);
 mr::ledger::Route route(ngx_http_request_t* r);
 std::optional<mr::ErrorCode> error_code(ngx_http_request_t* r);
-// The same two as the log shows them ("" when unset).
+// The same two as the log shows them ("" for no error code).
 std::string_view route_name_text(ngx_http_request_t* r);
 std::string_view error_code_text(ngx_http_request_t* r);
 

@@ -1,5 +1,7 @@
 #include "modules/common/request_context.hpp"
 
+#include <new>
+
 #include "modules/common/digest.hpp"
 #include "modules/common/http_json.hpp"
 #include "modules/common/node_metrics.hpp"
@@ -17,6 +19,8 @@ ngx_module_t* find_auth_module(ngx_module_t** modules, ngx_uint_t count) {
   }
   return nullptr;
 }
+
+void destroy_request_context(void* data) { static_cast<RequestContext*>(data)->~RequestContext(); }
 
 }  // namespace
 
@@ -57,6 +61,32 @@ void bind_request_context(ngx_cycle_t* cycle) {
 std::string_view RequestContext::fingerprint() const {
   if (fingerprint_.empty() && method == "POST") fingerprint_ = request_fingerprint(method, path, body);
   return fingerprint_;
+}
+
+RequestContext* new_request_context(ngx_http_request_t* r) {
+  if (g_auth_ctx_index == NGX_CONF_UNSET_UINT) return nullptr;
+  // Lives in the request pool; its strings are freed by the cleanup.
+  ngx_pool_cleanup_t* cln = ngx_pool_cleanup_add(r->main->pool, sizeof(RequestContext));
+  if (cln == nullptr) return nullptr;
+  auto* ctx = new (cln->data) RequestContext{};
+  cln->handler = destroy_request_context;
+  r->main->ctx[g_auth_ctx_index] = ctx;
+  return ctx;
+}
+
+RequestContext* request_context(ngx_http_request_t* r) {
+  if (g_auth_ctx_index == NGX_CONF_UNSET_UINT) return nullptr;
+  auto* ctx = static_cast<RequestContext*>(r->main->ctx[g_auth_ctx_index]);
+  // Each module .so has its own destroy_request_context: a context another
+  // module made is found in the slot only (error pages are the auth
+  // module's, and so is a context that lives on past their redirect).
+  if (ctx == nullptr) ctx = static_cast<RequestContext*>(redirected_ctx(r, destroy_request_context));
+  return ctx != nullptr && ctx->layout == RequestContext::kLayout ? ctx : nullptr;
+}
+
+RequestContext* outcome_context(ngx_http_request_t* r) {
+  if (RequestContext* ctx = request_context(r)) return ctx;
+  return new_request_context(r);
 }
 
 const RequestContext* authenticated(ngx_http_request_t* r) {

@@ -5,7 +5,6 @@
 #include <cstdint>
 
 #include "modules/common/http_json.hpp"
-#include "modules/common/node_metrics.hpp"
 
 namespace mr::ngx {
 namespace {
@@ -50,8 +49,7 @@ ngx_int_t generate_request_id(ngx_http_request_t* r, ngx_http_variable_value_t* 
 ngx_int_t init_request_id(ngx_conf_t* cf) {
   ngx_str_t name = ngx_string("mr_request_id");
   g_request_id_index = ngx_http_get_variable_index(cf, &name);
-  if (g_request_id_index == NGX_ERROR) return NGX_ERROR;
-  return init_outcome_variables(cf);
+  return g_request_id_index == NGX_ERROR ? NGX_ERROR : NGX_OK;
 }
 
 std::string_view request_id(ngx_http_request_t* r) {

@@ -20,8 +20,7 @@ namespace mr::ngx {
 // is authorised by knowing a request id.
 ngx_int_t generate_request_id(ngx_http_request_t* r, ngx_http_variable_value_t* v);
 
-// This request's id ($mr_request_id). Call init_request_id() at config time
-// (it also finds $mr_route_name and $mr_error_code, see node_metrics.hpp).
+// This request's id ($mr_request_id). Call init_request_id() at config time.
 ngx_int_t init_request_id(ngx_conf_t* cf);
 std::string_view request_id(ngx_http_request_t* r);
 

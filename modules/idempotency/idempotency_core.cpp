@@ -13,7 +13,7 @@ namespace mr::idempotency {
 namespace {
 
 std::string write_record(bool done, std::string_view fingerprint, int status, std::string_view body,
-                         std::int64_t expires_ms) {
+                         std::int64_t expires_ms, std::optional<ErrorCode> error) {
   ledger::JsonText w(96 + fingerprint.size() + body.size());
   w.StartObject();
   w.Key("state");
@@ -28,6 +28,11 @@ std::string write_record(bool done, std::string_view fingerprint, int status, st
     if (expires_ms > 0) {
       w.Key("expiresMs");
       w.Int64(expires_ms);
+    }
+    if (error) {
+      const std::string_view name = code_name(*error);
+      w.Key("errorCode");
+      w.String(name.data(), static_cast<rapidjson::SizeType>(name.size()));
     }
   }
   w.EndObject();
@@ -72,12 +77,12 @@ std::optional<std::string> open_record(const HmacKey& mac, std::string_view redi
 }
 
 std::string pending_record(std::string_view fingerprint) {
-  return write_record(false, fingerprint, 0, {}, 0);
+  return write_record(false, fingerprint, 0, {}, 0, std::nullopt);
 }
 
 std::string done_record(std::string_view fingerprint, int status, std::string_view body,
-                        std::int64_t expires_ms) {
-  return write_record(true, fingerprint, status, body, expires_ms);
+                        std::int64_t expires_ms, std::optional<ErrorCode> error) {
+  return write_record(true, fingerprint, status, body, expires_ms, error);
 }
 
 std::optional<Record> parse_record(std::string_view text) {
@@ -107,6 +112,13 @@ std::optional<Record> parse_record(std::string_view text) {
     if (!expires->value.IsInt64() || expires->value.GetInt64() <= 0) return std::nullopt;
     r.expires_ms = expires->value.GetInt64();
   }
+  if (auto code = d.FindMember("errorCode"); code != d.MemberEnd()) {
+    if (!code->value.IsString()) return std::nullopt;
+    r.error = code_from_name({code->value.GetString(), code->value.GetStringLength()});
+    if (!r.error) return std::nullopt;
+  } else {
+    if (r.status >= 400) r.error = envelope_code(r.body);  // stored before codes were kept
+  }
   return r;
 }
 
@@ -115,20 +127,24 @@ Decision decide(const Record& existing, std::string_view fingerprint) {
   return existing.done ? Decision::replay : Decision::in_progress;
 }
 
-bool storable(int status, std::string_view body) {
-  if (status >= 200 && status < 300) return true;
-  if (status != 404 && status != 409 && status != 422) return false;
+std::optional<ErrorCode> envelope_code(std::string_view body) {
   mr::ledger::JsonDocument d;
   d.Parse(body.data(), body.size());
-  if (d.HasParseError() || !d.IsObject()) return false;
+  if (d.HasParseError() || !d.IsObject()) return std::nullopt;
   auto error = d.FindMember("error");
-  if (error == d.MemberEnd() || !error->value.IsObject()) return false;
+  if (error == d.MemberEnd() || !error->value.IsObject()) return std::nullopt;
   auto code = error->value.FindMember("code");
-  if (code == error->value.MemberEnd() || !code->value.IsString()) return false;
-  const std::string_view c(code->value.GetString(), code->value.GetStringLength());
+  if (code == error->value.MemberEnd() || !code->value.IsString()) return std::nullopt;
+  return code_from_name({code->value.GetString(), code->value.GetStringLength()});
+}
+
+bool storable(int status, std::optional<ErrorCode> error) {
+  if (status >= 200 && status < 300) return true;
+  if (status != 404 && status != 409 && status != 422) return false;
   // not_found is an unknown path, decided before any body check: the client
   // may fix the path and retry with the same key.
-  return c != "duplicate_idempotency_conflict" && c != "idempotency_in_progress" && c != "not_found";
+  return error && *error != ErrorCode::duplicate_idempotency_conflict &&
+         *error != ErrorCode::idempotency_in_progress && *error != ErrorCode::not_found;
 }
 
 }  // namespace mr::idempotency

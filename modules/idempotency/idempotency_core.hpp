@@ -8,6 +8,8 @@
 #include <string>
 #include <string_view>
 
+#include "ledger/errors.hpp"
+
 namespace mr {
 class HmacKey;
 }
@@ -22,6 +24,9 @@ struct Record {
   // Done only: when Redis drops the record (Unix ms, the storing worker's
   // clock); 0 in records written before it was kept.
   std::int64_t expires_ms = 0;
+  // Done only: the failure envelope's code (nullopt for a success). Records
+  // stored before it was kept have none: then it is read from the body.
+  std::optional<ErrorCode> error = std::nullopt;
 };
 
 std::string redis_key(std::int64_t club_id, std::string_view idempotency_key);
@@ -35,7 +40,7 @@ std::optional<std::string> seal_record(const HmacKey& mac, std::string_view redi
 std::optional<std::string> open_record(const HmacKey& mac, std::string_view redis_key, std::string_view stored);
 std::string pending_record(std::string_view fingerprint);
 std::string done_record(std::string_view fingerprint, int status, std::string_view body,
-                        std::int64_t expires_ms = 0);
+                        std::int64_t expires_ms = 0, std::optional<ErrorCode> error = std::nullopt);
 std::optional<Record> parse_record(std::string_view text);
 
 enum class Decision { replay, conflict, in_progress };
@@ -45,6 +50,11 @@ Decision decide(const Record& existing, std::string_view fingerprint);
 // check: 2xx and the 404, 409 and 422 answers, except the idempotency
 // answers themselves and an unknown path's not_found. Not kept: 400, 401,
 // 413, 429, 5xx.
-bool storable(int status, std::string_view body);
+bool storable(int status, std::optional<ErrorCode> error);
+
+// error.code of a JSON failure envelope, for an answer no mr module gave
+// (an upstream's, in front of proxy_pass) and for a record stored before
+// codes were kept: the only code read back from a body.
+std::optional<ErrorCode> envelope_code(std::string_view body);
 
 }  // namespace mr::idempotency

@@ -116,10 +116,14 @@ void settle(Ctx* ctx, const mr_idempotency_main_conf_t* mcf) {
   const auto ignore = [](const redisReply*) {};
   std::optional<std::string> sealed;
   const std::int64_t expires_ms = mr::ngx::wall_clock_ms() + static_cast<std::int64_t>(mcf->ttl);
-  if (ctx->capture_ok && idem::storable(ctx->response_status, ctx->response_body)) {
+  // Ours when an mr module answered; an upstream's (proxy_pass) is read
+  // from the body it sent.
+  std::optional<mr::ErrorCode> error = mr::ngx::error_code(ctx->r);
+  if (!error && ctx->capture_ok && ctx->response_status >= 400) error = idem::envelope_code(ctx->response_body);
+  if (ctx->capture_ok && idem::storable(ctx->response_status, error)) {
     sealed = idem::seal_record(
         *g_record_mac, ctx->key,
-        idem::done_record(ctx->fingerprint, ctx->response_status, ctx->response_body, expires_ms));
+        idem::done_record(ctx->fingerprint, ctx->response_status, ctx->response_body, expires_ms, error));
   }
   if (sealed) {
     g_redis->command({"SET", ctx->key, *sealed, "PX", ms(mcf->ttl)}, ignore);
@@ -127,7 +131,8 @@ void settle(Ctx* ctx, const mr_idempotency_main_conf_t* mcf) {
     // either, and the database decides a retry as it would without a cache.
     if (g_cache) {
       g_cache->put(ctx->key,
-                   idem::Record{true, ctx->fingerprint, ctx->response_status, std::move(ctx->response_body), expires_ms},
+                   idem::Record{true, ctx->fingerprint, ctx->response_status, std::move(ctx->response_body), expires_ms,
+                                error},
                    mr::ngx::wall_clock_ms());
     }
   } else {
@@ -137,7 +142,7 @@ void settle(Ctx* ctx, const mr_idempotency_main_conf_t* mcf) {
 
 ngx_int_t replay(ngx_http_request_t* r, const idem::Record& record) {
   if (!mr::ngx::add_header_out(r, "X-MR-Idempotent-Replay", "true")) return NGX_ERROR;
-  return mr::ngx::send_json(r, static_cast<ngx_uint_t>(record.status), record.body);
+  return mr::ngx::send_json(r, static_cast<ngx_uint_t>(record.status), record.body, record.error);
 }
 
 void count(mr::metrics::Idempotency outcome) {

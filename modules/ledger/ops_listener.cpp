@@ -121,9 +121,8 @@ ngx_int_t start(ngx_http_request_t* r) {
           lists.emplace_back(rows->value(0, 0));
         }
         if (!missing.empty()) {
-          return mr::ledger::Response{
-              503, mr::render_error(mr::ErrorCode::service_unavailable, "Pods not answering: " + missing + ".", id),
-              false};
+          return mr::ledger::error_response(mr::ErrorCode::service_unavailable,
+                                            "Pods not answering: " + missing + ".", id);
         }
         mr::ledger::Request again;
         again.method = method;
@@ -142,11 +141,9 @@ ngx_int_t start(ngx_http_request_t* r) {
           auto answer = domain_answer(r, *pending, a.outcome);
           const bool failed = a.outcome.kind == mr::pg::Outcome::Kind::sql_error;
           each.push_back(answer ? std::move(*answer)
-                                : mr::ledger::Response{failed ? 500 : 503,
-                                                       mr::render_error(failed ? mr::ErrorCode::internal_error
-                                                                               : mr::ErrorCode::service_unavailable,
-                                                                        "", id),
-                                                       false});
+                                : mr::ledger::error_response(failed ? mr::ErrorCode::internal_error
+                                                                    : mr::ErrorCode::service_unavailable,
+                                                             "", id));
         }
         return mr::ledger::holder_answer(each, id);
       });

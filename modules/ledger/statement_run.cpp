@@ -61,7 +61,8 @@ void log_failure(ngx_http_request_t* r, ngx_uint_t level, const mr::pg::Outcome&
 ngx_int_t send_response(ngx_http_request_t* r, const mr::ledger::Response& response) {
   if (response.replayed && !add_header_out(r, "X-MR-Idempotent-Replay", "true")) return NGX_ERROR;
   if (response.no_store && !add_header_out(r, "Cache-Control", "no-store")) return NGX_ERROR;
-  return send_json(r, static_cast<ngx_uint_t>(response.status), response.body, response.content_type);
+  return send_json(r, static_cast<ngx_uint_t>(response.status), response.body, response.error,
+                   response.content_type);
 }
 
 void on_outcome(ngx_http_request_t* r, Waiting* waiting, mr::pg::Outcome&& outcome) {

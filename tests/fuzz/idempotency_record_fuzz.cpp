@@ -18,14 +18,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   const auto record = parse_record(input);
   if (!record) return 0;
-  const std::string again = record->done ? done_record(record->fingerprint, record->status, record->body, record->expires_ms)
+  const std::string again = record->done ? done_record(record->fingerprint, record->status, record->body, record->expires_ms,
+                                                                   record->error)
                                          : pending_record(record->fingerprint);
   const auto back = parse_record(again);
   FUZZ_CHECK(back && back->done == record->done && back->fingerprint == record->fingerprint &&
              back->status == record->status && back->body == record->body &&
-             back->expires_ms == record->expires_ms);
+             back->expires_ms == record->expires_ms && back->error == record->error);
   FUZZ_CHECK(decide(*record, record->fingerprint) != Decision::conflict);
-  (void)storable(record->status, record->body);
+  (void)storable(record->status, record->error);
   const auto sealed = seal_record(mac, "mr:idem:1:k", again);
   FUZZ_CHECK(sealed && open_record(mac, "mr:idem:1:k", *sealed) == again);
   FUZZ_CHECK(!open_record(mac, "mr:idem:2:k", *sealed));

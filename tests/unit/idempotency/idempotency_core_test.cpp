@@ -62,23 +62,43 @@ Test(idempotency_core, decisions) {
 }
 
 Test(idempotency_core, what_is_kept) {
-  const auto err = [](mr::ErrorCode c) { return mr::render_error(c, "", "rid"); };
-  cr_expect(storable(200, "{}"));
-  cr_expect(storable(201, "{}"));
-  cr_expect(storable(202, "{}"));
-  cr_expect(storable(404, err(mr::ErrorCode::cardholder_not_found)));
-  cr_expect(storable(404, err(mr::ErrorCode::partner_not_found)));
-  cr_expect(storable(409, err(mr::ErrorCode::duplicate_transaction)));
-  cr_expect(storable(422, err(mr::ErrorCode::unsupported_currency)));
-  cr_expect(!storable(422, err(mr::ErrorCode::duplicate_idempotency_conflict)));
-  cr_expect(!storable(404, err(mr::ErrorCode::not_found)), "an unknown path may be fixed and retried");
-  cr_expect(!storable(409, err(mr::ErrorCode::idempotency_in_progress)));
-  cr_expect(!storable(400, err(mr::ErrorCode::invalid_request)));
-  cr_expect(!storable(401, err(mr::ErrorCode::unauthorized)));
-  cr_expect(!storable(413, err(mr::ErrorCode::payload_too_large)));
-  cr_expect(!storable(429, err(mr::ErrorCode::rate_limited)));
-  cr_expect(!storable(500, err(mr::ErrorCode::internal_error)));
-  cr_expect(!storable(503, err(mr::ErrorCode::service_unavailable)));
+  using mr::ErrorCode;
+  cr_expect(storable(200, std::nullopt));
+  cr_expect(storable(201, std::nullopt));
+  cr_expect(storable(202, std::nullopt));
+  cr_expect(storable(404, ErrorCode::cardholder_not_found));
+  cr_expect(storable(404, ErrorCode::partner_not_found));
+  cr_expect(storable(409, ErrorCode::duplicate_transaction));
+  cr_expect(storable(422, ErrorCode::unsupported_currency));
+  cr_expect(!storable(422, ErrorCode::duplicate_idempotency_conflict));
+  cr_expect(!storable(404, ErrorCode::not_found), "an unknown path may be fixed and retried");
+  cr_expect(!storable(409, ErrorCode::idempotency_in_progress));
+  cr_expect(!storable(404, std::nullopt), "a 404 that is no envelope of ours");
+  cr_expect(!storable(400, ErrorCode::invalid_request));
+  cr_expect(!storable(401, ErrorCode::unauthorized));
+  cr_expect(!storable(413, ErrorCode::payload_too_large));
+  cr_expect(!storable(429, ErrorCode::rate_limited));
+  cr_expect(!storable(500, ErrorCode::internal_error));
+  cr_expect(!storable(503, ErrorCode::service_unavailable));
+}
+
+// A failure's code travels with its record; a record stored before it did
+// gets it back from the body it replays.
+Test(idempotency_core, done_record_carries_its_error_code) {
+  using mr::ErrorCode;
+  const std::string body = mr::render_error(ErrorCode::member_closed, "", "rid");
+  auto r = parse_record(done_record("f", 409, body, 1, ErrorCode::member_closed));
+  cr_assert(r.has_value());
+  cr_expect(r->error == ErrorCode::member_closed);
+  auto ok = parse_record(done_record("f", 200, "{}", 1));
+  cr_assert(ok.has_value());
+  cr_expect(!ok->error.has_value());
+  // Without a code: the record as stored before codes were kept.
+  auto old = parse_record(done_record("f", 409, body, 1));
+  cr_assert(old.has_value());
+  cr_expect(old->error == ErrorCode::member_closed);
+  cr_expect(!parse_record(R"({"state":"done","fingerprint":"f","status":409,"body":"{}","errorCode":"no_such"})"));
+  cr_expect(!parse_record(R"({"state":"done","fingerprint":"f","status":409,"body":"{}","errorCode":1})"));
 }
 
 // Records are sealed to their Redis key: a forgery, an edit, a record moved
