@@ -49,12 +49,14 @@ inline constexpr std::string_view metrics = "SELECT family, labels, value FROM m
 inline constexpr std::string_view payouts = "SELECT mr_payouts($1, $2::int)";
 inline constexpr std::string_view payout_move = "SELECT mr_payout_move($1, $2, $3)";
 inline constexpr std::string_view payout_simulate = "SELECT mr_payout_simulate($1::bigint)";
-// Webhook delivery (modules/webhooks/delivery_engine.cpp, 014_events.sql).
+// Webhook delivery (modules/webhooks/delivery_engine.cpp, 014_events.sql;
+// the claim through 021's mr_webhook_claim_awake, which records the
+// worker's promise to claim again soon).
 // Claim: environment, limit, lease ms; the sealed secrets as two columns
 // (the previous one NULL unless a rotation is under way).
 inline constexpr std::string_view webhook_claim =
     "SELECT delivery_id, attempt, endpoint_id, url, secrets_sealed[1], secrets_sealed[2], event_id, body "
-    "FROM mr_webhook_claim($1, $2::int, $3::int)";
+    "FROM mr_webhook_claim_awake($1, $2::int, $3::int)";
 // Report: delivery, attempt, HTTP status, error, duration ms, Retry-After s, schedule ms[].
 inline constexpr std::string_view webhook_report =
     "SELECT mr_webhook_report($1::bigint, $2::int, $3::int, $4, $5::int, $6::int, $7::int[])";

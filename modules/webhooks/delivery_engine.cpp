@@ -31,6 +31,14 @@ constexpr ngx_msec_t kBackstopMs = 2000;
 // A retry's timer fires this much after the database's due time.
 constexpr std::int64_t kDueMarginMs = 50;
 constexpr std::size_t kMaxErrorText = 300;
+// After a claim that took deliveries, claim every kAwakePollMs for
+// kAwakeMs: migration 021's mr_webhook_claim_awake promises as much in
+// webhook_pollers (2 s from the database's clock at the claim, which is
+// earlier than this worker's when the answer comes), and a write that
+// queues a delivery while that promise runs does not notify. Keep the
+// two in step.
+constexpr ngx_msec_t kAwakeMs = 2000;
+constexpr ngx_msec_t kAwakePollMs = 50;
 
 // The claim's columns (ledger/statements.hpp, webhook_claim).
 enum Column { kDeliveryId, kAttempt, kEndpointId, kUrl, kSecret, kPreviousSecret, kEventId, kBody };
@@ -96,13 +104,14 @@ Engine::Engine(EngineSettings settings, ngx_log_t* log)
       // opens no new connection.
       curl_(log, static_cast<long>(std::max<std::size_t>(settings_.concurrency, 1))),
       listener_(settings_.dsn, settings_.connect_timeout, log, [this] { wake(); }) {
-  for (ngx_event_t* ev : {&poll_timer_, &soon_timer_}) {
+  for (ngx_event_t* ev : {&poll_timer_, &soon_timer_, &awake_timer_}) {
     ev->data = this;
     ev->log = log;
     ev->cancelable = 1;  // the engine's own timers never hold an exiting worker
   }
   poll_timer_.handler = on_poll;
   soon_timer_.handler = on_soon;
+  awake_timer_.handler = on_awake;
   flush_.data = this;
   flush_.log = log;
   flush_.handler = on_flush;
@@ -111,6 +120,7 @@ Engine::Engine(EngineSettings settings, ngx_log_t* log)
 Engine::~Engine() {
   if (poll_timer_.timer_set) ngx_del_timer(&poll_timer_);
   if (soon_timer_.timer_set) ngx_del_timer(&soon_timer_);
+  if (awake_timer_.timer_set) ngx_del_timer(&awake_timer_);
   if (flush_.posted) {  // a multi-statement macro: the braces are needed
     ngx_delete_posted_event(&flush_);
   }
@@ -130,6 +140,9 @@ Engine::~Engine() {
 void Engine::start() {
   listener_.start();
   wanted_ = true;
+  // Awake from the start: a worker that this one replaces (a reload, a
+  // crash) may have left a promise running that it no longer keeps.
+  awake_until_ = ngx_current_msec + kAwakeMs;
   // The first claim once every module's worker start ran (the pool is made
   // by the ledger module's, after this one's).
   ngx_add_timer(&poll_timer_, 0);
@@ -154,6 +167,15 @@ void Engine::on_soon(ngx_event_t* ev) noexcept {
   }
 }
 
+void Engine::on_awake(ngx_event_t* ev) noexcept {
+  auto* self = static_cast<Engine*>(ev->data);
+  try {
+    self->wake();
+  } catch (...) {
+    ngx_log_error(NGX_LOG_ALERT, self->log_, 0, "mr_webhook: out of memory claiming deliveries");
+  }
+}
+
 void Engine::wake() {
   wanted_ = true;
   maybe_claim();
@@ -165,6 +187,15 @@ void Engine::wake_in(std::int64_t ms) {
   if (soon_timer_.timer_set && static_cast<ngx_msec_int_t>(soon_timer_.timer.key - at) <= 0) return;
   if (soon_timer_.timer_set) ngx_del_timer(&soon_timer_);
   ngx_add_timer(&soon_timer_, static_cast<ngx_msec_t>(ms + kDueMarginMs));
+}
+
+// The next claim in kAwakePollMs while the promise runs. A claim that
+// cannot start then (every slot busy) starts when a slot frees, and arms
+// this again when it is answered.
+void Engine::stay_awake() {
+  if (ngx_exiting || claiming_ || awake_timer_.timer_set) return;
+  if (static_cast<ngx_msec_int_t>(awake_until_ - ngx_current_msec) <= 0) return;
+  ngx_add_timer(&awake_timer_, kAwakePollMs);
 }
 
 void Engine::maybe_claim() {
@@ -191,12 +222,20 @@ void Engine::maybe_claim() {
 void Engine::on_claimed(mr::pg::Outcome&& outcome, std::int64_t limit) {
   claiming_ = false;
   if (outcome.kind != mr::pg::Outcome::Kind::ok) {
-    // The next poll (or notification) tries again.
-    ngx_log_error(NGX_LOG_WARN, log_, 0, "mr_webhook: cannot claim deliveries: %s", outcome.message.c_str());
+    // The next poll, notification or awake claim tries again; while they
+    // fail (the database restarting), the first failure says it.
+    if (!claims_failing_) {
+      ngx_log_error(NGX_LOG_WARN, log_, 0, "mr_webhook: cannot claim deliveries: %s", outcome.message.c_str());
+    }
+    claims_failing_ = true;
+    stay_awake();
     return;
   }
+  if (claims_failing_) ngx_log_error(NGX_LOG_NOTICE, log_, 0, "mr_webhook: claiming deliveries again");
+  claims_failing_ = false;
   const PGresult* r = outcome.result.get();
   const int rows = PQntuples(r);
+  if (rows > 0) awake_until_ = ngx_current_msec + kAwakeMs;
   for (int row = 0; row < rows; ++row) {
     try {
       begin(r, row);
@@ -207,6 +246,7 @@ void Engine::on_claimed(mr::pg::Outcome&& outcome, std::int64_t limit) {
   }
   if (rows >= limit) wanted_ = true;  // a full claim may have left more due behind it
   maybe_claim();
+  stay_awake();
 }
 
 void Engine::begin(const PGresult* r, int row) {

@@ -1,5 +1,7 @@
 // A worker's webhook delivery (docs/events-design.md, Delivery): woken by
-// the LISTEN connection or the poll, it claims as many due deliveries as it
+// the LISTEN connection or the poll, or claiming every 50 ms for 2 s after
+// a claim that took deliveries (the writes then do not notify: migration
+// 021), it claims as many due deliveries as it
 // has free attempt slots (mr_webhook_claim on the worker's ledger pool),
 // signs each (Standard Webhooks), sends it through libcurl on nginx's event
 // loop, and reports the outcome, which schedules the next attempt: the
@@ -67,6 +69,7 @@ class Engine {
 
   static void on_poll(ngx_event_t* ev) noexcept;
   static void on_soon(ngx_event_t* ev) noexcept;
+  static void on_awake(ngx_event_t* ev) noexcept;
   static void on_attempt_timeout(ngx_event_t* ev) noexcept;
   static void on_flush(ngx_event_t* ev) noexcept;
 
@@ -88,7 +91,13 @@ class Engine {
   void on_reported(mr::pg::Outcome&& outcome, std::int64_t delivery_id, const Result& result, int attempt);
   void act_on(std::string_view next, std::int64_t delivery_id, const Result& result, int attempt);
   void wake_in(std::int64_t ms);
-  std::size_t in_flight() const { return attempts_.size() + reports_; }
+  void stay_awake();
+  // Attempts on the wire, and ended ones whose report waits beyond one
+  // claim's worth: a claim need not wait for the last batch's commit, but
+  // reports slow to commit hold the claims back.
+  std::size_t in_flight() const {
+    return attempts_.size() + (reports_ > settings_.concurrency ? reports_ - settings_.concurrency : 0);
+  }
 
   EngineSettings settings_;
   std::string schedule_param_;  // the schedule as an int[] literal
@@ -101,9 +110,15 @@ class Engine {
   bool batch_out_ = false;      // a report batch is on its way
   bool claiming_ = false;       // a claim is on its way
   bool wanted_ = false;         // deliveries may be due: claim when there is room
+  bool claims_failing_ = false; // the last claim failed (logged once until one works)
+  // Until then this worker claims every kAwakePollMs: the promise its
+  // claims wrote in webhook_pollers (migration 021), for which writes
+  // that queue a delivery do not notify.
+  ngx_msec_t awake_until_ = 0;
   std::set<mr::pg::Job*> jobs_; // pool jobs not yet answered (detached if the engine goes first)
   ngx_event_t poll_timer_{};
   ngx_event_t soon_timer_{};    // a retry due before the next poll
+  ngx_event_t awake_timer_{};   // the next claim while awake
   ngx_event_t flush_{};         // posted: report what ended in this pass
 };
 
