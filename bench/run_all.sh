@@ -28,8 +28,8 @@
 #   redemptions signed 1-point redemptions (202) for payout-ready members
 #             holding points, 32 connections, vs pgbench's per-transaction
 #             redemption as plain SQL (pgbench_redeem.sql), taking turns
-#   events    settled POSTs with one enabled webhook endpoint (nginx's own
-#             `return 200` on loopback receives) vs the same with none;
+#   events    settled POSTs with one enabled webhook endpoint (a separate
+#             nginx's `return 204` on loopback receives) vs the same with none;
 #             deliveries per second draining a queue; commit-to-first-attempt
 #             p50/p99 with no backlog and under the settle load
 #   pods      settled POSTs and balance reads for two clubs, 16 connections
@@ -105,10 +105,6 @@ server {
         mr_request_id on;
         access_log logs/floor-logged-access.log mr_json$log_opts;
         return 200 '{"ok":true,"data":{"status":"ok"}}';
-    }
-    location = /hook {
-        access_log off;
-        return 200 '{"ok":true}';
     }
     location = /healthz {
         mr_request_id on;
@@ -547,10 +543,38 @@ if wants redemptions; then
 fi
 
 if wants events; then
-  # One endpoint of the bench club, on this nginx's own `return 200`: what
-  # is measured is the outbox on the write path and the delivery engine,
-  # not a receiver.
-  created=$(printf '{"partnerRef":"bench","url":"%s/hook"}' "$edge" \
+  # One endpoint of the bench club, on a receiver of its own: a plain nginx
+  # (one worker, `return 204`) outside the measured one, so the nginx CPU
+  # per settle is the sender's alone (the receiver's, per delivery, is its
+  # own line). It still shares the machine's CPU with the stack.
+  recv_dir=$dir/receiver recv_port=$(free_port)
+  mkdir -p "$recv_dir/logs"
+  cat > "$recv_dir/nginx.conf" <<CONF
+worker_processes 1;
+pid logs/nginx.pid;
+error_log logs/error.log warn;
+events { worker_connections 1024; }
+http {
+    access_log off;
+    server {
+        listen 127.0.0.1:$recv_port;
+        location = /hook { return 204; }
+    }
+}
+CONF
+  nginx -p "$recv_dir" -c nginx.conf
+  trap 'kill "$(cat "$recv_dir/logs/nginx.pid")" 2>/dev/null || true; cleanup' EXIT
+  recv_cpu_ns() {  # CPU so far of the receiver's worker, ns
+    local master p total=0
+    master=$(cat "$recv_dir/logs/nginx.pid")
+    for p in $(cat "/proc/$master/task/$master/children" 2>/dev/null); do
+      total=$((total + $(sed 's/.*) //' "/proc/$p/stat" 2>/dev/null | awk '{ print $12 + $13 }' || echo 0)))
+    done
+    echo $((total * tick_ns))
+  }
+  attempts() { q -c "SELECT count(*) FROM webhook_attempts a JOIN webhook_endpoints w USING (endpoint_id) WHERE w.club_id = $club"; }
+  recv_ns=0 recv_n=0
+  created=$(printf '{"partnerRef":"bench","url":"http://127.0.0.1:%s/hook"}' "$recv_port" \
     | "$MR_BUILD_DIR/tools/mr-sign/mr-sign" --key-id "$kid" --secret "$secret" --method POST \
         --path /api/v1/webhook-endpoints --body - --send "$api") || { echo "FAILED: endpoint create: $created" >&2; failures=$((failures + 1)); }
   endpoint=$(sed -n 's/.*"endpointId":"\(we_[^"]*\)".*/\1/p' <<<"$created")
@@ -566,28 +590,45 @@ if wants events; then
   }
   now_ms() { q -c "SELECT mr_now_ms()"; }
   # Drained: nothing of the club's is still queued.
+  # drain [SECONDS]: 120 unless given.
   drain() {
-    local deadline=$(( $(date +%s) + 120 ))
+    local limit=${1:-120} deadline
+    deadline=$(( $(date +%s) + limit ))
     while [ "$(q -c "SELECT count(*) FROM webhook_deliveries WHERE club_id = $club AND state = 'pending'")" != 0 ]; do
-      [ "$(date +%s)" -lt "$deadline" ] || { echo "FAILED: deliveries not drained in 120 s" >&2; failures=$((failures + 1)); return; }
+      [ "$(date +%s)" -lt "$deadline" ] || { echo "FAILED: deliveries not drained in $limit s" >&2; failures=$((failures + 1)); return; }
       sleep 0.1
     done
   }
   echo "events (32 connections)" >&2
   # Settles without an endpoint and with one, taking turns.
   rounds=$([ $smoke = 1 ] && echo 1 || echo "${MR_BENCH_ROUNDS:-3}")
+  ev_secs=$(awk -v s="$secs" -v r="$rounds" 'BEGIN { print s / r }')
+  # ev_cpu KEY NGINX0 PG0: nginx and PostgreSQL CPU per settle since those
+  # readings, tallied (the endpoint's turn is read after its deliveries
+  # drained: what a settle costs with its delivery, whenever that ran).
+  declare -A ev_ngx ev_pg
+  ev_cpu() {
+    local n
+    n=$(awk -v r="$rate" -v s="$ev_secs" 'BEGIN { print r * s }')
+    ev_ngx[$1]=$(awk -v a="${ev_ngx[$1]:-0}" -v b="$(worker_cpu_ns)" -v c="$2" -v n="$n" -v k="$rounds" 'BEGIN { print a + (n > 0 ? (b - c) / 1000 / n : 0) / k }')
+    ev_pg[$1]=$(awk -v a="${ev_pg[$1]:-0}" -v b="$(pg_cpu_ns)" -v c="$3" -v n="$n" -v k="$rounds" 'BEGIN { print a + (n > 0 ? (b - c) / 1000 / n : 0) / k }')
+  }
   for ((round = 1; round <= rounds; round++)); do
     "$MR_MRCTL" webhook disable --endpoint-id "$endpoint" >/dev/null
-    run_secs=$(awk -v s="$secs" -v r="$rounds" 'BEGIN { print s / r }') http "settled POST, no endpoint, round $round" \
+    c0=$(worker_cpu_ns) g0=$(pg_cpu_ns)
+    run_secs=$ev_secs http "settled POST, no endpoint, round $round" \
       --url "$api" --conns 32 --key "$kid" --secret "$secret" --settle bench --member-prefix pgb-
     tally plain "$rounds"
+    ev_cpu plain "$c0" "$g0"
     "$MR_MRCTL" webhook enable --endpoint-id "$endpoint" >/dev/null
     drain
-    since=$(now_ms)
-    run_secs=$(awk -v s="$secs" -v r="$rounds" 'BEGIN { print s / r }') http "settled POST, one endpoint, round $round" \
+    since=$(now_ms) r0=$(recv_cpu_ns) n0=$(attempts) c0=$(worker_cpu_ns) g0=$(pg_cpu_ns)
+    run_secs=$ev_secs http "settled POST, one endpoint, round $round" \
       --url "$api" --conns 32 --key "$kid" --secret "$secret" --settle bench --member-prefix pgb-
     tally hooked "$rounds"
     drain
+    ev_cpu hooked "$c0" "$g0"
+    recv_ns=$((recv_ns + $(recv_cpu_ns) - r0)) recv_n=$((recv_n + $(attempts) - n0))
     read -r loaded_p50 loaded_p99 loaded_n <<<"$(first_attempts "$since")"
   done
   row "signed settled POST, 32 connections, no webhook endpoint" "$(printf '%.1f' "${t_rate[plain]}")" \
@@ -596,6 +637,10 @@ if wants events; then
       "$(printf '%.3f' "${t_p50[hooked]}")" "${t_p99[hooked]}" "${t_failed[hooked]}" "$(printf '%.1f' "${t_cpu[hooked]}")" \
       "$(ratio "${t_rate[hooked]}" "${t_rate[plain]}") of none" "≥ 0.9"
   row "commit → first attempt under that load ($loaded_n events)" - "$loaded_p50" "$loaded_p99" 0 - - -
+  row "CPU per settle, with its delivery drained: nginx $(printf '%.0f' "${ev_ngx[hooked]}") µs, PostgreSQL $(printf '%.0f' "${ev_pg[hooked]}") µs (none: $(printf '%.0f' "${ev_ngx[plain]}"), $(printf '%.0f' "${ev_pg[plain]}") µs)" \
+      - - - 0 - - -
+  row "the receiver's own nginx (\`return 204\`), CPU per delivery ($recv_n)" - - - 0 \
+      "$(awk -v a="$recv_ns" -v n="$recv_n" 'BEGIN { printf "%.1f", (n > 0 ? a / 1000 / n : 0) }')" - -
   # Deliveries per second: every event of the runs above queued again by a
   # replay while the endpoint is disabled (a disabled endpoint's queue
   # waits), then drained once it is enabled again.
@@ -604,7 +649,8 @@ if wants events; then
   queued=$(q -c "SELECT count(*) FROM webhook_deliveries WHERE club_id = $club AND state = 'paused'")
   start=$(date +%s.%N)
   "$MR_MRCTL" webhook enable --endpoint-id "$endpoint" >/dev/null
-  drain
+  # At 250 a second at least: the queue grows with the settle rates above.
+  drain $(( queued / 250 > 120 ? queued / 250 : 120 ))
   took=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "%.3f", e - s }')
   row "webhook deliveries to loopback, draining $queued queued" "$(awk -v n="$queued" -v t="$took" 'BEGIN { printf "%.1f", n / t }')" \
       - - 0 - - -
