@@ -111,7 +111,7 @@ Engine::Engine(EngineSettings settings, ngx_log_t* log)
   }
   poll_timer_.handler = on_poll;
   soon_timer_.handler = on_soon;
-  awake_timer_.handler = on_awake;
+  awake_timer_.handler = on_soon;  // a claim now, as for a retry
   flush_.data = this;
   flush_.log = log;
   flush_.handler = on_flush;
@@ -159,15 +159,6 @@ void Engine::on_poll(ngx_event_t* ev) noexcept {
 }
 
 void Engine::on_soon(ngx_event_t* ev) noexcept {
-  auto* self = static_cast<Engine*>(ev->data);
-  try {
-    self->wake();
-  } catch (...) {
-    ngx_log_error(NGX_LOG_ALERT, self->log_, 0, "mr_webhook: out of memory claiming deliveries");
-  }
-}
-
-void Engine::on_awake(ngx_event_t* ev) noexcept {
   auto* self = static_cast<Engine*>(ev->data);
   try {
     self->wake();

@@ -69,7 +69,6 @@ class Engine {
 
   static void on_poll(ngx_event_t* ev) noexcept;
   static void on_soon(ngx_event_t* ev) noexcept;
-  static void on_awake(ngx_event_t* ev) noexcept;
   static void on_attempt_timeout(ngx_event_t* ev) noexcept;
   static void on_flush(ngx_event_t* ev) noexcept;
 
