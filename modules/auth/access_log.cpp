@@ -2,6 +2,7 @@
 
 #include "keys/key_catalogue.hpp"
 #include "modules/common/access_log_fields.hpp"
+#include "modules/common/guarded.hpp"
 #include "modules/common/http_json.hpp"
 #include "modules/common/node_metrics.hpp"
 
@@ -98,15 +99,13 @@ ngx_int_t log_fields_value(ngx_http_request_t* r, ngx_http_variable_value_t* v, 
     mr::ngx::set_variable(v, out, size, false);
     return NGX_OK;
   }
-  try {
+  return mr::ngx::guarded(r->connection->log, NGX_ERROR, [&]() -> ngx_int_t {
     ledger::JsonText text(512);
     const ngx_str_t copy = mr::ngx::pool_string(r->pool, access_log_members(text, fields));
     if (copy.data == nullptr) return NGX_ERROR;
     mr::ngx::set_variable(v, copy.data, copy.len, false);
     return NGX_OK;
-  } catch (...) {  // out of memory: nothing may unwind into nginx
-    return NGX_ERROR;
-  }
+  });
 }
 
 }  // namespace mr::auth

@@ -40,7 +40,7 @@ ngx_int_t load_catalogue(ngx_conf_t* cf, mr_auth_main_conf_t* mcf) {
     ngx_memcpy(mcf->webhook_secret_key, webhook_key->bytes.data(), webhook_key->bytes.size());
     mcf->webhook_secret_key_set = 1;  // webhook_key wipes itself (MasterKey)
     wipe->data = mcf;
-    wipe->handler = [](void* data) {
+    wipe->handler = [](void* data) noexcept {
       auto* conf = static_cast<mr_auth_main_conf_t*>(data);
       OPENSSL_cleanse(conf->idempotency_record_key, sizeof(conf->idempotency_record_key));
       OPENSSL_cleanse(conf->webhook_secret_key, sizeof(conf->webhook_secret_key));

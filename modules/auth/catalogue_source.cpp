@@ -10,6 +10,7 @@
 #include "keys/catalogue_snapshot.hpp"
 #include "keys/key_catalogue.hpp"
 #include "ledger/sql/migrations.hpp"
+#include "modules/common/guarded.hpp"
 #include "modules/common/http_json.hpp"
 
 namespace mr::auth {
@@ -71,7 +72,7 @@ bool keep(ngx_conf_t* cf, mr_auth_main_conf_t* mcf, mr::KeyCatalogue&& catalogue
   ngx_pool_cleanup_t* cln = ngx_pool_cleanup_add(cf->pool, sizeof(mr::KeyCatalogue));
   if (cln == nullptr) return false;
   mcf->catalogue = new (cln->data) mr::KeyCatalogue(std::move(catalogue));
-  cln->handler = [](void* data) { static_cast<mr::KeyCatalogue*>(data)->~KeyCatalogue(); };
+  cln->handler = mr::ngx::c_entry(+[](void* data) noexcept { static_cast<mr::KeyCatalogue*>(data)->~KeyCatalogue(); });
   return true;
 }
 
@@ -91,7 +92,7 @@ std::string no_keys(std::string_view env) {
          "), or check mr_environment and mr_catalogue_dsn";
 }
 
-ngx_int_t init_report_zone(ngx_shm_zone_t* zone, void*) {
+ngx_int_t init_report_zone(ngx_shm_zone_t* zone, void*) noexcept {
   const auto* mcf = static_cast<const mr_auth_main_conf_t*>(zone->data);
   const auto* lines = static_cast<const Report*>(mcf->catalogue_report);
   bool fatal = false;
@@ -107,18 +108,16 @@ ngx_int_t init_report_zone(ngx_shm_zone_t* zone, void*) {
 }  // namespace
 
 bool report(ngx_conf_t* cf, mr_auth_main_conf_t* mcf, ngx_uint_t level, std::string text) {
-  try {
+  return mr::ngx::guarded(cf->log, false, [&] {
     if (mcf->catalogue_report == nullptr) {
       ngx_pool_cleanup_t* cln = ngx_pool_cleanup_add(cf->pool, sizeof(Report));
       if (cln == nullptr) return false;
       mcf->catalogue_report = new (cln->data) Report();
-      cln->handler = [](void* data) { static_cast<Report*>(data)->~Report(); };
+      cln->handler = mr::ngx::c_entry(+[](void* data) noexcept { static_cast<Report*>(data)->~Report(); });
     }
     static_cast<Report*>(mcf->catalogue_report)->push_back({level, std::move(text)});
     return true;
-  } catch (...) {
-    return false;
-  }
+  });
 }
 
 ngx_int_t load_keys(ngx_conf_t* cf, mr_auth_main_conf_t* mcf, const mr::MasterKey& master) {

@@ -12,7 +12,7 @@ ngx_http_log_handler_pt g_next = nullptr;
 // to make it logs, which must not come back here.
 bool g_inside = false;
 
-u_char* with_request_id(ngx_http_request_t* r, ngx_http_request_t* sr, u_char* buf, size_t len) {
+u_char* with_request_id(ngx_http_request_t* r, ngx_http_request_t* sr, u_char* buf, size_t len) noexcept {
   u_char* p = g_next != nullptr ? g_next(r, sr, buf, len) : buf;
   if (g_inside) return p;
   g_inside = true;

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "keys/key_catalogue.hpp"
+#include "modules/common/guarded.hpp"
 #include "modules/common/node_metrics.hpp"
 #include "modules/common/phases.hpp"
 
@@ -15,7 +16,7 @@ namespace metrics = mr::metrics;
 
 // Runs in the master once the zone is mapped: at start with no old data, at
 // a reload with the previous cycle's block when the zone was kept.
-ngx_int_t init_zone(ngx_shm_zone_t* zone, void* old_data) {
+ngx_int_t init_zone(ngx_shm_zone_t* zone, void* old_data) noexcept {
   auto* mcf = static_cast<mr_auth_main_conf_t*>(zone->data);
   auto* block = static_cast<metrics::Block*>(old_data);
   if (block == nullptr) {
@@ -41,12 +42,12 @@ ngx_int_t init_zone(ngx_shm_zone_t* zone, void* old_data) {
 }
 
 // Log phase: one finished request. No lock, no allocation.
-ngx_int_t count_request(ngx_http_request_t* r) {
+ngx_int_t count_request(ngx_http_request_t* r) noexcept {
   const auto* mcf = static_cast<const mr_auth_main_conf_t*>(
       ngx_http_get_module_main_conf(r, ngx_http_mr_auth_module));
   metrics::Block* block = mr::ngx::zone_block(mcf->metrics);
   if (block == nullptr) return NGX_OK;
-  try {
+  mr::ngx::guarded(r->connection->log, [&] {
     // As $status: nginx's error status, else the one sent (499: the client went away).
     const auto status = static_cast<int>(r->err_status != 0 ? r->err_status : r->headers_out.status);
     const ngx_time_t* now = ngx_timeofday();
@@ -55,8 +56,7 @@ ngx_int_t count_request(ngx_http_request_t* r) {
                                                            static_cast<ngx_msec_int_t>(r->start_msec)));
     metrics::count_request(*block, mr::ngx::route(r), status, mr::ngx::error_code(r),
                            static_cast<std::uint64_t>(ms > 0 ? ms : 0));
-  } catch (...) {
-  }
+  });
   return NGX_OK;
 }
 

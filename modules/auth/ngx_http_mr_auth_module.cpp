@@ -24,6 +24,7 @@
 #include "modules/auth/error_log_tag.hpp"
 #include "modules/auth/metrics_zone.hpp"
 #include "modules/common/digest.hpp"
+#include "modules/common/guarded.hpp"
 #include "modules/common/http_json.hpp"
 #include "modules/common/node_metrics.hpp"
 #include "modules/common/phases.hpp"
@@ -109,13 +110,11 @@ void authenticate(ngx_http_request_t* r, AuthCtx* ctx) {
   }
 }
 
-void body_read(ngx_http_request_t* r) {
+void body_read(ngx_http_request_t* r) noexcept {
   AuthCtx* ctx = get_ctx(r);
-  try {
-    authenticate(r, ctx);
-  } catch (...) {
-    ctx->refusal = mr::Error{mr::ErrorCode::internal_error, {}, {}};
-  }
+  mr::ngx::guarded(
+      r->connection->log, [&] { authenticate(r, ctx); },
+      [ctx]() noexcept { ctx->refusal = mr::Error{mr::ErrorCode::internal_error, {}, {}}; });
   ctx->status = NGX_DECLINED;
   r->write_event_handler = ngx_http_core_run_phases;
   ngx_http_core_run_phases(r);
@@ -123,45 +122,46 @@ void body_read(ngx_http_request_t* r) {
 
 // Rewrite phase: read the body and decide, before limit_req (preaccess)
 // looks at $mr_key_id (verified keys only) and $mr_unauthenticated_addr.
-ngx_int_t rewrite_handler(ngx_http_request_t* r) {
-  if (r != r->main) return NGX_DECLINED;
-  const mr_auth_loc_conf_t* lcf = loc_conf(r);
-  if (lcf->enabled || lcf->request_id_header) mr::auth::tag_error_log(r);
-  if (!lcf->enabled) return NGX_DECLINED;
-  if (AuthCtx* ctx = get_ctx(r); ctx != nullptr) return ctx->status;
+ngx_int_t rewrite_handler(ngx_http_request_t* r) noexcept {
+  return mr::ngx::guarded(r->connection->log, NGX_HTTP_INTERNAL_SERVER_ERROR, [&]() -> ngx_int_t {
+    if (r != r->main) return NGX_DECLINED;
+    const mr_auth_loc_conf_t* lcf = loc_conf(r);
+    if (lcf->enabled || lcf->request_id_header) mr::auth::tag_error_log(r);
+    if (!lcf->enabled) return NGX_DECLINED;
+    if (AuthCtx* ctx = get_ctx(r); ctx != nullptr) return ctx->status;
 
-  AuthCtx* ctx = mr::ngx::new_request_context(r);
-  if (ctx == nullptr) return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    AuthCtx* ctx = mr::ngx::new_request_context(r);
+    if (ctx == nullptr) return NGX_HTTP_INTERNAL_SERVER_ERROR;
 
-  r->request_body_in_single_buf = 1;
-  ngx_int_t rc = ngx_http_read_client_request_body(r, body_read);
-  if (rc >= NGX_HTTP_SPECIAL_RESPONSE) return rc;
-  ngx_http_finalize_request(r, NGX_DONE);
-  return NGX_DONE;
+    r->request_body_in_single_buf = 1;
+    ngx_int_t rc = ngx_http_read_client_request_body(r, body_read);
+    if (rc >= NGX_HTTP_SPECIAL_RESPONSE) return rc;
+    ngx_http_finalize_request(r, NGX_DONE);
+    return NGX_DONE;
+  });
 }
 
 // Access phase: answers the refusal decided in the rewrite phase.
-ngx_int_t access_handler(ngx_http_request_t* r) {
+ngx_int_t access_handler(ngx_http_request_t* r) noexcept {
   if (r != r->main || !loc_conf(r)->enabled) return NGX_DECLINED;
   const AuthCtx* ctx = get_ctx(r);
   if (ctx != nullptr && !ctx->refusal) return NGX_DECLINED;
-  ngx_int_t rc;
-  try {
-    rc = ctx == nullptr ? mr::ngx::send_error(r, mr::ErrorCode::internal_error)
-                        : mr::ngx::send_error(r, ctx->refusal->code, ctx->refusal->message, ctx->refusal->details);
-  } catch (...) {
-    rc = NGX_ERROR;
-  }
+  const ngx_int_t rc = mr::ngx::guarded(r->connection->log, NGX_ERROR, [&] {
+    return ctx == nullptr ? mr::ngx::send_error(r, mr::ErrorCode::internal_error)
+                          : mr::ngx::send_error(r, ctx->refusal->code, ctx->refusal->message, ctx->refusal->details);
+  });
   ngx_http_finalize_request(r, rc);
   return NGX_DONE;
 }
 
-ngx_int_t header_filter(ngx_http_request_t* r) {
-  if (r == r->main && loc_conf(r)->request_id_header) {
-    const std::string_view id = mr::ngx::request_id(r);
-    if (!id.empty() && !mr::ngx::add_header_out(r, "X-Request-Id", id)) return NGX_ERROR;
-  }
-  return next_header_filter(r);
+ngx_int_t header_filter(ngx_http_request_t* r) noexcept {
+  return mr::ngx::guarded(r->connection->log, NGX_ERROR, [&]() -> ngx_int_t {
+    if (r == r->main && loc_conf(r)->request_id_header) {
+      const std::string_view id = mr::ngx::request_id(r);
+      if (!id.empty() && !mr::ngx::add_header_out(r, "X-Request-Id", id)) return NGX_ERROR;
+    }
+    return next_header_filter(r);
+  });
 }
 
 enum class VarField : uintptr_t { key_id, club_id, partner_ref, request_id, unauthenticated_addr, route, log_fields };
@@ -181,124 +181,131 @@ ngx_int_t set_value(ngx_http_variable_value_t* v, std::string_view value) {
 }
 
 // No allocation but the request pool's: these run for every log line.
-ngx_int_t get_variable(ngx_http_request_t* r, ngx_http_variable_value_t* v, uintptr_t data) {
-  const auto field = static_cast<VarField>(data);
-  if (field == VarField::request_id) return mr::ngx::generate_request_id(r, v);
-  if (field == VarField::route) {
-    const auto route = mr::auth::logged_route(r);
-    return route ? set_value(v, *route) : NGX_ERROR;
-  }
-  const AuthCtx* ctx = surviving_ctx(r);
-  if (field == VarField::log_fields) return mr::auth::log_fields_value(r, v, ctx);
-  // Only a verified key is named: a request that merely names one is
-  // neither charged to its rate limit nor logged as its club's.
-  const mr::KeyEntry* key = ctx != nullptr ? ctx->key : nullptr;
-  switch (field) {
-    case VarField::key_id: return set_value(v, key != nullptr ? std::string_view(key->key_id) : "");
-    case VarField::partner_ref: return set_value(v, key != nullptr ? std::string_view(key->partner_ref) : "");
-    case VarField::club_id: return set_value(v, key != nullptr ? std::string_view(key->club_id_text) : "");
-    case VarField::unauthenticated_addr:
-      if (ctx != nullptr && key == nullptr && ctx->refusal) {
-        if (const auto addr = mr::ngx::variable_value(r, g_binary_remote_addr_index)) return set_value(v, *addr);
-      }
-      return set_value(v, "");
-    case VarField::request_id:
-    case VarField::route:
-    case VarField::log_fields:
-      break;  // answered above
-  }
-  return set_value(v, "");
+ngx_int_t get_variable(ngx_http_request_t* r, ngx_http_variable_value_t* v, uintptr_t data) noexcept {
+  return mr::ngx::guarded(r->connection->log, NGX_ERROR, [&]() -> ngx_int_t {
+    const auto field = static_cast<VarField>(data);
+    if (field == VarField::request_id) return mr::ngx::generate_request_id(r, v);
+    if (field == VarField::route) {
+      const auto route = mr::auth::logged_route(r);
+      return route ? set_value(v, *route) : NGX_ERROR;
+    }
+    const AuthCtx* ctx = surviving_ctx(r);
+    if (field == VarField::log_fields) return mr::auth::log_fields_value(r, v, ctx);
+    // Only a verified key is named: a request that merely names one is
+    // neither charged to its rate limit nor logged as its club's.
+    const mr::KeyEntry* key = ctx != nullptr ? ctx->key : nullptr;
+    switch (field) {
+      case VarField::key_id: return set_value(v, key != nullptr ? std::string_view(key->key_id) : "");
+      case VarField::partner_ref: return set_value(v, key != nullptr ? std::string_view(key->partner_ref) : "");
+      case VarField::club_id: return set_value(v, key != nullptr ? std::string_view(key->club_id_text) : "");
+      case VarField::unauthenticated_addr:
+        if (ctx != nullptr && key == nullptr && ctx->refusal) {
+          if (const auto addr = mr::ngx::variable_value(r, g_binary_remote_addr_index)) return set_value(v, *addr);
+        }
+        return set_value(v, "");
+      case VarField::request_id:
+      case VarField::route:
+      case VarField::log_fields:
+        break;  // answered above
+    }
+    return set_value(v, "");
+  });
 }
 
-ngx_int_t add_variables(ngx_conf_t* cf) {
-  struct Var {
-    ngx_str_t name;
-    VarField field;
-    ngx_uint_t flags;
-  };
-  Var vars[] = {
-      {ngx_string("mr_key_id"), VarField::key_id, NGX_HTTP_VAR_NOCACHEABLE},
-      {ngx_string("mr_club_id"), VarField::club_id, NGX_HTTP_VAR_NOCACHEABLE},
-      {ngx_string("mr_partner_ref"), VarField::partner_ref, NGX_HTTP_VAR_NOCACHEABLE},
-      {ngx_string("mr_request_id"), VarField::request_id, 0},
-      {ngx_string("mr_unauthenticated_addr"), VarField::unauthenticated_addr, NGX_HTTP_VAR_NOCACHEABLE},
-      {ngx_string("mr_route"), VarField::route, NGX_HTTP_VAR_NOCACHEABLE},
-      {ngx_string("mr_log_fields"), VarField::log_fields, NGX_HTTP_VAR_NOCACHEABLE},
-  };
-  for (auto& var : vars) {
-    ngx_http_variable_t* v = ngx_http_add_variable(cf, &var.name, var.flags);
-    if (v == nullptr) return NGX_ERROR;
-    v->get_handler = get_variable;
-    v->data = static_cast<uintptr_t>(var.field);
-  }
-  // $mr_traceparent, $mr_route_name, $mr_error_code (modules/common/node_metrics).
-  if (mr::ngx::add_request_variables(cf) != NGX_OK) return NGX_ERROR;
-  return NGX_OK;
+ngx_int_t add_variables(ngx_conf_t* cf) noexcept {
+  return mr::ngx::guarded(cf->log, NGX_ERROR, [&]() -> ngx_int_t {
+    struct Var {
+      ngx_str_t name;
+      VarField field;
+      ngx_uint_t flags;
+    };
+    Var vars[] = {
+        {ngx_string("mr_key_id"), VarField::key_id, NGX_HTTP_VAR_NOCACHEABLE},
+        {ngx_string("mr_club_id"), VarField::club_id, NGX_HTTP_VAR_NOCACHEABLE},
+        {ngx_string("mr_partner_ref"), VarField::partner_ref, NGX_HTTP_VAR_NOCACHEABLE},
+        {ngx_string("mr_request_id"), VarField::request_id, 0},
+        {ngx_string("mr_unauthenticated_addr"), VarField::unauthenticated_addr, NGX_HTTP_VAR_NOCACHEABLE},
+        {ngx_string("mr_route"), VarField::route, NGX_HTTP_VAR_NOCACHEABLE},
+        {ngx_string("mr_log_fields"), VarField::log_fields, NGX_HTTP_VAR_NOCACHEABLE},
+    };
+    for (auto& var : vars) {
+      ngx_http_variable_t* v = ngx_http_add_variable(cf, &var.name, var.flags);
+      if (v == nullptr) return NGX_ERROR;
+      v->get_handler = get_variable;
+      v->data = static_cast<uintptr_t>(var.field);
+    }
+    // $mr_traceparent, $mr_route_name, $mr_error_code (modules/common/node_metrics).
+    if (mr::ngx::add_request_variables(cf) != NGX_OK) return NGX_ERROR;
+    return NGX_OK;
+  });
 }
 
 // Content phase, in locations with mr_json_error: answers with the JSON
 // error for the location's status, or for the status error_page redirected
 // here with (nginx's own 404, 405, 413, 429, 5xx).
-ngx_int_t json_error_handler(ngx_http_request_t* r) {
+ngx_int_t json_error_handler(ngx_http_request_t* r) noexcept {
   const mr_auth_loc_conf_t* lcf = loc_conf(r);
   if (lcf->json_error_status == kJsonErrorOff) return NGX_DECLINED;
-  try {
-    ngx_int_t status = lcf->json_error_status != kJsonErrorFromErrorPage ? lcf->json_error_status
-                       : r->err_status != 0       ? static_cast<ngx_int_t>(r->err_status)
-                                                  : NGX_HTTP_NOT_FOUND;
-    mr::ngx::discard_body(r);
-    return mr::ngx::send_error(r, mr::code_for_status(static_cast<int>(status)));
-  } catch (...) {
-    return NGX_ERROR;
-  }
+  const ngx_int_t status = lcf->json_error_status != kJsonErrorFromErrorPage ? lcf->json_error_status
+                           : r->err_status != 0       ? static_cast<ngx_int_t>(r->err_status)
+                                                      : NGX_HTTP_NOT_FOUND;
+  mr::ngx::discard_body(r);
+  return mr::ngx::guarded(r->connection->log, NGX_ERROR,
+                          [&] { return mr::ngx::send_error(r, mr::code_for_status(static_cast<int>(status))); });
 }
 
-ngx_int_t postconfiguration(ngx_conf_t* cf) {
-  auto* cmcf = static_cast<ngx_http_core_main_conf_t*>(
-      ngx_http_conf_get_module_main_conf(cf, ngx_http_core_module));
-  if (!mr::ngx::add_phase_handler(cmcf, NGX_HTTP_REWRITE_PHASE, rewrite_handler) ||
-      !mr::ngx::add_phase_handler(cmcf, NGX_HTTP_ACCESS_PHASE, access_handler) ||
-      !mr::ngx::add_phase_handler(cmcf, NGX_HTTP_CONTENT_PHASE, json_error_handler)) {
-    return NGX_ERROR;
-  }
-
-  next_header_filter = ngx_http_top_header_filter;
-  ngx_http_top_header_filter = header_filter;
-
-  if (mr::ngx::init_request_id(cf) != NGX_OK || mr::auth::init_access_log(cf) != NGX_OK) return NGX_ERROR;
-  ngx_str_t binary_remote_addr = ngx_string("binary_remote_addr");
-  g_binary_remote_addr_index = ngx_http_get_variable_index(cf, &binary_remote_addr);
-  if (g_binary_remote_addr_index == NGX_ERROR) return NGX_ERROR;
-  auto* mcf = static_cast<mr_auth_main_conf_t*>(
-      ngx_http_conf_get_module_main_conf(cf, ngx_http_mr_auth_module));
-  // `nginx -s <signal>` parses the configuration only to find the pid
-  // file: it must never wait for, or fail on, a database.
-  if ((mcf->used || mcf->catalogue_dsn.len != 0) && ngx_process != NGX_PROCESS_SIGNALLER) {
-    // Request paths carry member ids: every file nginx creates from here on
-    // (access and error logs, at start, reload and reopen, in the master
-    // and in the workers it forks) is at most 0640, as Debian's logs are.
-    ::umask(::umask(0) | 027);
-    if (!mr::conf::auth_catalogue_settings_complete(cf, mcf) ||
-        !mr::conf::auth_resolve_catalogue_snapshot(cf, mcf) || mr::auth::load_catalogue(cf, mcf) != NGX_OK ||
-        mr::auth::add_catalogue_report(cf, mcf, &ngx_http_mr_auth_module) != NGX_OK) {
+ngx_int_t postconfiguration(ngx_conf_t* cf) noexcept {
+  return mr::ngx::guarded(cf->log, NGX_ERROR, [&]() -> ngx_int_t {
+    auto* cmcf = static_cast<ngx_http_core_main_conf_t*>(
+        ngx_http_conf_get_module_main_conf(cf, ngx_http_core_module));
+    if (!mr::ngx::add_phase_handler(cmcf, NGX_HTTP_REWRITE_PHASE, rewrite_handler) ||
+        !mr::ngx::add_phase_handler(cmcf, NGX_HTTP_ACCESS_PHASE, access_handler) ||
+        !mr::ngx::add_phase_handler(cmcf, NGX_HTTP_CONTENT_PHASE, json_error_handler)) {
       return NGX_ERROR;
     }
-  }
-  return mr::auth::add_metrics_zone(cf, mcf, &ngx_http_mr_auth_module);
+
+    next_header_filter = ngx_http_top_header_filter;
+    ngx_http_top_header_filter = header_filter;
+
+    if (mr::ngx::init_request_id(cf) != NGX_OK || mr::auth::init_access_log(cf) != NGX_OK) return NGX_ERROR;
+    ngx_str_t binary_remote_addr = ngx_string("binary_remote_addr");
+    g_binary_remote_addr_index = ngx_http_get_variable_index(cf, &binary_remote_addr);
+    if (g_binary_remote_addr_index == NGX_ERROR) return NGX_ERROR;
+    auto* mcf = static_cast<mr_auth_main_conf_t*>(
+        ngx_http_conf_get_module_main_conf(cf, ngx_http_mr_auth_module));
+    // `nginx -s <signal>` parses the configuration only to find the pid
+    // file: it must never wait for, or fail on, a database.
+    if ((mcf->used || mcf->catalogue_dsn.len != 0) && ngx_process != NGX_PROCESS_SIGNALLER) {
+      // Request paths carry member ids: every file nginx creates from here on
+      // (access and error logs, at start, reload and reopen, in the master
+      // and in the workers it forks) is at most 0640, as Debian's logs are.
+      ::umask(::umask(0) | 027);
+      if (!mr::conf::auth_catalogue_settings_complete(cf, mcf) ||
+          !mr::conf::auth_resolve_catalogue_snapshot(cf, mcf) || mr::auth::load_catalogue(cf, mcf) != NGX_OK ||
+          mr::auth::add_catalogue_report(cf, mcf, &ngx_http_mr_auth_module) != NGX_OK) {
+        return NGX_ERROR;
+      }
+    }
+    return mr::auth::add_metrics_zone(cf, mcf, &ngx_http_mr_auth_module);
+  });
 }
 
-char* merge_loc_conf(ngx_conf_t* cf, void* parent, void* child) {
-  auto* mcf = static_cast<mr_auth_main_conf_t*>(
-      ngx_http_conf_get_module_main_conf(cf, ngx_http_mr_auth_module));
-  return mr::conf::auth_merge_loc(cf, mcf, static_cast<mr_auth_loc_conf_t*>(parent),
-                                  static_cast<mr_auth_loc_conf_t*>(child));
+char* merge_loc_conf(ngx_conf_t* cf, void* parent, void* child) noexcept {
+  return mr::ngx::guarded(cf->log, static_cast<char*>(NGX_CONF_ERROR), [&]() -> char* {
+    auto* mcf = static_cast<mr_auth_main_conf_t*>(
+        ngx_http_conf_get_module_main_conf(cf, ngx_http_mr_auth_module));
+    return mr::conf::auth_merge_loc(cf, mcf, static_cast<mr_auth_loc_conf_t*>(parent),
+                                    static_cast<mr_auth_loc_conf_t*>(child));
+  });
 }
 
 // Where the request context and the node's counters are (the common
 // code finds both by the auth module's name, this module included).
-ngx_int_t init_process(ngx_cycle_t* cycle) {
-  mr::ngx::bind_request_context(cycle);
-  return NGX_OK;
+ngx_int_t init_process(ngx_cycle_t* cycle) noexcept {
+  return mr::ngx::guarded(cycle->log, NGX_ERROR, [&]() -> ngx_int_t {
+    mr::ngx::bind_request_context(cycle);
+    return NGX_OK;
+  });
 }
 
 ngx_http_module_t module_ctx = {

@@ -3,12 +3,13 @@
 #pragma once
 
 #include "lua-free-config/nginx.hpp"
+#include "modules/common/guarded.hpp"
 
 namespace mr::ngx {
 
 // An nginx connection watching `fd`, with both events sent to `handler`
 // and `data` in c->data; nullptr when nginx has no free connection.
-inline ngx_connection_t* watch_socket(int fd, ngx_log_t* log, void* data, ngx_event_handler_pt handler) {
+inline ngx_connection_t* watch_socket(int fd, ngx_log_t* log, void* data, EventHandler handler) {
   ngx_connection_t* c = ngx_get_connection(fd, log);
   if (c == nullptr) return nullptr;
   c->data = data;

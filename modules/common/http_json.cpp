@@ -5,6 +5,7 @@
 #include <cstring>
 #include <string>
 
+#include "modules/common/guarded.hpp"
 #include "modules/common/node_metrics.hpp"
 #include "modules/common/traceparent.hpp"
 
@@ -161,12 +162,10 @@ ngx_int_t send_error(ngx_http_request_t* r, ErrorCode code, std::string_view mes
   if (status == 429 || status == 503 || code == ErrorCode::idempotency_in_progress) {
     if (!add_header_out(r, "Retry-After", "1")) return NGX_ERROR;
   }
-  try {
+  return guarded(r->connection->log, NGX_ERROR, [&] {
     return send_json(r, static_cast<ngx_uint_t>(status), render_error(code, message, request_id(r), details),
                      code);
-  } catch (...) {
-    return NGX_ERROR;
-  }
+  });
 }
 
 }  // namespace mr::ngx

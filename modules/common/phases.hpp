@@ -3,12 +3,13 @@
 #pragma once
 
 #include "lua-free-config/nginx.hpp"
+#include "modules/common/guarded.hpp"
 
 namespace mr::ngx {
 
 // Runs before the handlers registered so far (those of nginx's own modules).
 inline bool add_phase_handler(ngx_http_core_main_conf_t* cmcf, ngx_http_phases phase,
-                              ngx_http_handler_pt handler) {
+                              PhaseHandler handler) {
   auto* slot = static_cast<ngx_http_handler_pt*>(ngx_array_push(&cmcf->phases[phase].handlers));
   if (slot == nullptr) return false;
   *slot = handler;
@@ -18,7 +19,7 @@ inline bool add_phase_handler(ngx_http_core_main_conf_t* cmcf, ngx_http_phases p
 // Runs after every other handler of the phase, whatever the load_module
 // order (the idempotency claim comes after auth and every access check).
 inline bool add_phase_handler_last(ngx_http_core_main_conf_t* cmcf, ngx_http_phases phase,
-                                   ngx_http_handler_pt handler) {
+                                   PhaseHandler handler) {
   ngx_array_t* handlers = &cmcf->phases[phase].handlers;
   if (!add_phase_handler(cmcf, phase, handler)) return false;
   auto* all = static_cast<ngx_http_handler_pt*>(handlers->elts);

@@ -13,7 +13,7 @@ struct Adapter {
   DeferWrite defer_write;
 };
 
-void on_event(ngx_event_t* ev) {
+void on_event(ngx_event_t* ev) noexcept {
   auto* c = static_cast<ngx_connection_t*>(ev->data);
   auto* a = static_cast<Adapter*>(c->data);
   if (ev->write) {
@@ -24,25 +24,25 @@ void on_event(ngx_event_t* ev) {
 }
 
 // Level-triggered: one read of at most 16 KiB does not drain a big reply.
-void add_read(void* p) {
+void add_read(void* p) noexcept {
   auto* a = static_cast<Adapter*>(p);
   if (!a->c->read->active) ngx_add_event(a->c->read, NGX_READ_EVENT, 0);
 }
-void del_read(void* p) {
+void del_read(void* p) noexcept {
   auto* a = static_cast<Adapter*>(p);
   if (a->c->read->active) ngx_del_event(a->c->read, NGX_READ_EVENT, 0);
 }
-void add_write(void* p) {
+void add_write(void* p) noexcept {
   auto* a = static_cast<Adapter*>(p);
   if (a->defer_write != nullptr && a->defer_write(a->ac)) return;
   if (!a->c->write->active) ngx_add_event(a->c->write, NGX_WRITE_EVENT, 0);
 }
-void del_write(void* p) {
+void del_write(void* p) noexcept {
   auto* a = static_cast<Adapter*>(p);
   if (a->c->write->active) ngx_del_event(a->c->write, NGX_WRITE_EVENT, 0);
 }
 // hiredis closes the fd itself after this: only release the nginx side.
-void cleanup(void* p) {
+void cleanup(void* p) noexcept {
   std::unique_ptr<Adapter> a(static_cast<Adapter*>(p));
   mr::ngx::unwatch_socket(a->c);
 }

@@ -5,6 +5,7 @@
 #include <string_view>
 #include <utility>
 
+#include "modules/common/guarded.hpp"
 #include "modules/common/node_metrics.hpp"
 #include "modules/common/redis_adapter.hpp"
 #include "modules/common/redis_sentinel.hpp"
@@ -24,21 +25,20 @@ bool defer_write(redisAsyncContext* ac) {
 }
 
 // A context given up on (on_wrong_master) has no client any more.
-void connect_cb(const redisAsyncContext* ac, int status) {
-  if (auto* client = static_cast<Client*>(ac->data)) client->on_connected(ac, status);
+void connect_cb(const redisAsyncContext* ac, int status) noexcept {
+  if (auto* client = static_cast<Client*>(ac->data)) {
+    mr::ngx::guarded(client->log(), [&] { client->on_connected(ac, status); });
+  }
 }
-void disconnect_cb(const redisAsyncContext* ac, int) {
-  if (auto* client = static_cast<Client*>(ac->data)) client->on_disconnected(ac);
+void disconnect_cb(const redisAsyncContext* ac, int) noexcept {
+  if (auto* client = static_cast<Client*>(ac->data)) mr::ngx::guarded(client->log(), [&] { client->on_disconnected(ac); });
 }
 
 void finish(Call* call, const redisReply* reply) {
   if (call->timer.timer_set) ngx_del_timer(&call->timer);
   if (call->finished) return;
   call->finished = true;
-  try {
-    call->done(reply);
-  } catch (...) {
-  }
+  mr::ngx::guarded(ngx_cycle->log, [&] { call->done(reply); });
 }
 
 // What a demoted master (now a replica) answers a write, or a replica cut
@@ -55,11 +55,7 @@ bool noauth(const redisReply* reply) {
          std::string_view(reply->str, static_cast<std::size_t>(reply->len)).starts_with("NOAUTH");
 }
 
-// hiredis calls this exactly once per command: with the reply, or with
-// null when the context is freed. The call is owned here from then on.
-void reply_cb(redisAsyncContext* ac, void* r, void* privdata) {
-  std::unique_ptr<Call> call(static_cast<Call*>(privdata));
-  const auto* reply = static_cast<const redisReply*>(r);
+void on_reply(redisAsyncContext* ac, Call* call, const redisReply* reply) {
   if (!call->finished) {  // a call that timed out was counted then
     if (reply == nullptr) count(mr::metrics::RedisError::no_reply);
     else if (noauth(reply)) count(mr::metrics::RedisError::auth);
@@ -68,7 +64,15 @@ void reply_cb(redisAsyncContext* ac, void* r, void* privdata) {
   if (noauth(reply) && ac->data != nullptr) static_cast<Client*>(ac->data)->on_noauth(ac, reply);
   // Before the caller's callback, which may send the next command.
   if (wrong_master(reply) && ac->data != nullptr) static_cast<Client*>(ac->data)->on_wrong_master(ac, reply);
-  finish(call.get(), reply);
+  finish(call, reply);
+}
+
+// hiredis calls this exactly once per command: with the reply, or with
+// null when the context is freed (its client may be going: the cycle's log).
+// The call is owned here from then on.
+void reply_cb(redisAsyncContext* ac, void* r, void* privdata) noexcept {
+  std::unique_ptr<Call> call(static_cast<Call*>(privdata));
+  mr::ngx::guarded(ngx_cycle->log, [&] { on_reply(ac, call.get(), static_cast<const redisReply*>(r)); });
 }
 
 }  // namespace
@@ -83,21 +87,21 @@ Client::Client(Settings settings, ngx_log_t* log) : settings_(std::move(settings
   connect_timer_.data = this;
   connect_timer_.log = log;
   connect_timer_.cancelable = 1;
-  connect_timer_.handler = [](ngx_event_t* ev) {
+  connect_timer_.handler = mr::ngx::c_entry(+[](ngx_event_t* ev) noexcept {
     auto* self = static_cast<Client*>(ev->data);
     ngx_log_error(NGX_LOG_WARN, self->log(), 0, "mr redis: connect timed out");
     count(mr::metrics::RedisError::connect);
-    self->drop(kReconnectPause);
-  };
+    mr::ngx::guarded(self->log(), [self] { self->drop(kReconnectPause); });
+  });
   flush_event_.data = this;
   flush_event_.log = log;
-  flush_event_.handler = [](ngx_event_t* ev) {
+  flush_event_.handler = mr::ngx::c_entry(+[](ngx_event_t* ev) noexcept {
     auto* self = static_cast<Client*>(ev->data);
     if (self->ac_ == nullptr || !self->connected_) return;
     self->writing_ = true;
     redisAsyncHandleWrite(self->ac_);  // may disconnect: nothing of ac_ after it
     self->writing_ = false;
-  };
+  });
 }
 
 Client::~Client() {
@@ -167,9 +171,11 @@ bool Client::connect_to(const Address& at) {
     }
     args.push_back(settings_.password.data());
     lens.push_back(settings_.password.size());
-    const auto auth_cb = [](redisAsyncContext* c, void* reply, void*) {
-      if (c->data != nullptr) static_cast<Client*>(c->data)->on_auth_reply(static_cast<redisReply*>(reply));
-    };
+    const auto auth_cb = mr::ngx::c_entry(+[](redisAsyncContext* c, void* reply, void*) noexcept {
+      if (auto* client = static_cast<Client*>(c->data)) {
+        mr::ngx::guarded(client->log(), [&] { client->on_auth_reply(static_cast<redisReply*>(reply)); });
+      }
+    });
     redisAsyncCommandArgv(ac, auth_cb, nullptr, static_cast<int>(args.size()), args.data(), lens.data());
   }
   want_write(ac);
@@ -346,10 +352,10 @@ Call* Client::command(const std::vector<std::string_view>& argv,
   call->client = this;
   call->timer.data = call.get();
   call->timer.log = log_;
-  call->timer.handler = [](ngx_event_t* ev) {
+  call->timer.handler = mr::ngx::c_entry(+[](ngx_event_t* ev) noexcept {
     auto* c = static_cast<Call*>(ev->data);
-    c->client->on_timeout(c);
-  };
+    mr::ngx::guarded(ev->log, [c] { c->client->on_timeout(c); });
+  });
   Call* handle = call.get();
   if (ac_ == nullptr) {
     // The Sentinels are being asked: sent on the connection to the master

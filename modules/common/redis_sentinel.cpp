@@ -3,6 +3,7 @@
 #include <string_view>
 #include <utility>
 
+#include "modules/common/guarded.hpp"
 #include "modules/common/redis_adapter.hpp"
 
 namespace mr::redis {
@@ -12,19 +13,17 @@ SentinelLookup* owner(const redisAsyncContext* ac) { return static_cast<Sentinel
 
 // Every hiredis callback may run inside nginx's event handler: nothing
 // may escape into C.
-void connect_cb(const redisAsyncContext* ac, int status) {
+void connect_cb(const redisAsyncContext* ac, int status) noexcept {
   if (status == REDIS_OK) return;  // the queued command goes out now
-  try {
+  mr::ngx::guarded(ngx_cycle->log, [&] {
     if (SentinelLookup* self = owner(ac)) self->on_connect_failed(ac);
-  } catch (...) {
-  }
+  });
 }
 
-void reply_cb(redisAsyncContext* ac, void* reply, void*) {
-  try {
+void reply_cb(redisAsyncContext* ac, void* reply, void*) noexcept {
+  mr::ngx::guarded(ngx_cycle->log, [&] {
     if (SentinelLookup* self = owner(ac)) self->on_reply(ac, static_cast<const redisReply*>(reply));
-  } catch (...) {
-  }
+  });
 }
 
 std::string_view text(const redisReply* r) { return {r->str, static_cast<std::size_t>(r->len)}; }
@@ -48,12 +47,9 @@ SentinelLookup::SentinelLookup(std::vector<Address> sentinels, std::string maste
   timer_.data = this;
   timer_.log = log;
   timer_.cancelable = 1;
-  timer_.handler = [](ngx_event_t* ev) {
-    try {
-      static_cast<SentinelLookup*>(ev->data)->on_timeout();
-    } catch (...) {
-    }
-  };
+  timer_.handler = mr::ngx::c_entry(+[](ngx_event_t* ev) noexcept {
+    mr::ngx::guarded(ev->log, [ev] { static_cast<SentinelLookup*>(ev->data)->on_timeout(); });
+  });
 }
 
 SentinelLookup::~SentinelLookup() { cancel(); }

@@ -4,10 +4,11 @@
 #pragma once
 
 #include "lua-free-config/nginx.hpp"
+#include "modules/common/guarded.hpp"
 
 namespace mr::ngx {
 
-inline void start_worker_timer(ngx_event_t& ev, ngx_event_handler_pt handler, ngx_log_t* log, ngx_msec_t delay) {
+inline void start_worker_timer(ngx_event_t& ev, EventHandler handler, ngx_log_t* log, ngx_msec_t delay) {
   ev = ngx_event_t{};
   ev.handler = handler;
   ev.log = log;

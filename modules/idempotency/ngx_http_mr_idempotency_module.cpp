@@ -20,6 +20,7 @@
 #include "lua-free-config/idempotency_conf.hpp"
 #include "keys/hmac_key.hpp"
 #include "keys/key_catalogue.hpp"
+#include "modules/common/guarded.hpp"
 #include "modules/common/http_json.hpp"
 #include "modules/common/node_metrics.hpp"
 #include "modules/common/phases.hpp"
@@ -249,12 +250,7 @@ ngx_int_t decide(Ctx* ctx, const redisReply* reply) {
 void on_claim_reply(Ctx* ctx, const redisReply* reply) {
   ctx->call = nullptr;
   ngx_http_request_t* r = ctx->r;
-  ngx_int_t rc;
-  try {
-    rc = decide(ctx, reply);
-  } catch (...) {
-    rc = NGX_DECLINED;
-  }
+  const ngx_int_t rc = mr::ngx::guarded(r->connection->log, NGX_DECLINED, [&] { return decide(ctx, reply); });
   if (rc == NGX_AGAIN) return;  // still waiting, holding the request (never in_handler)
   ctx->status = rc == NGX_DECLINED ? NGX_DECLINED : NGX_DONE;
   if (ctx->in_handler) {
@@ -290,21 +286,20 @@ ngx_int_t claim(ngx_http_request_t* r) {
   ngx_pool_cleanup_t* cln = ngx_pool_cleanup_add(r->pool, sizeof(Ctx));
   if (cln == nullptr) return NGX_HTTP_INTERNAL_SERVER_ERROR;
   auto* ctx = new (cln->data) Ctx{};
-  cln->handler = [](void* data) {
+  cln->handler = mr::ngx::c_entry(+[](void* data) noexcept {
     auto* ctx = static_cast<Ctx*>(data);
     if (ctx->call != nullptr) mr::redis::Client::detach(ctx->call);
-    try {
+    // Out of memory: the claim is left to mr_idempotency_lock_ttl.
+    mr::ngx::guarded(ngx_cycle->log, [ctx] {
       // Ended without a final answer (client gone, worker error): release.
       if (ctx->owner && !ctx->settled && g_redis) {
         ctx->settled = true;
         g_redis->command({"DEL", ctx->key}, [](const redisReply*) {});
       }
       if (ctx->claim_unknown) release_unknown_claim(std::move(ctx->key), std::move(ctx->pending));
-    } catch (...) {
-      // Out of memory: the claim is left to mr_idempotency_lock_ttl.
-    }
+    });
     ctx->~Ctx();
-  };
+  });
   ctx->r = r;
   ngx_http_set_ctx(r, ctx, ngx_http_mr_idempotency_module);
   ctx->key = idem::redis_key(request->key->club_id, request->idempotency_key);
@@ -339,15 +334,8 @@ ngx_int_t claim(ngx_http_request_t* r) {
 // command) comes before the claim is handed to Redis: on an exception no
 // claim is in flight, and the request is answered 500 rather than let the
 // exception unwind through nginx.
-ngx_int_t access_handler(ngx_http_request_t* r) {
-  try {
-    return claim(r);
-  } catch (const std::exception& e) {
-    ngx_log_error(NGX_LOG_ALERT, r->connection->log, 0, "mr_idempotency: %s", e.what());
-  } catch (...) {
-    ngx_log_error(NGX_LOG_ALERT, r->connection->log, 0, "mr_idempotency: unexpected exception");
-  }
-  return NGX_HTTP_INTERNAL_SERVER_ERROR;
+ngx_int_t access_handler(ngx_http_request_t* r) noexcept {
+  return mr::ngx::guarded(r->connection->log, NGX_HTTP_INTERNAL_SERVER_ERROR, [r] { return claim(r); });
 }
 
 // An answer sent with Cache-Control: no-store (one that carries a secret)
@@ -372,7 +360,7 @@ bool says_no_store(ngx_http_request_t* r) {
   return false;
 }
 
-ngx_int_t header_filter(ngx_http_request_t* r) {
+ngx_int_t header_filter(ngx_http_request_t* r) noexcept {
   if (Ctx* ctx = get_ctx(r); ctx != nullptr && ctx->owner && r == r->main) {
     ctx->response_status = static_cast<int>(r->headers_out.status);
     if (says_no_store(r)) ctx->capture_ok = false;
@@ -380,18 +368,18 @@ ngx_int_t header_filter(ngx_http_request_t* r) {
   return next_header_filter(r);
 }
 
-ngx_int_t body_filter(ngx_http_request_t* r, ngx_chain_t* in) {
+ngx_int_t body_filter(ngx_http_request_t* r, ngx_chain_t* in) noexcept {
   Ctx* ctx = get_ctx(r);
   if (ctx != nullptr && ctx->owner && !ctx->settled && r == r->main) {
     bool last = false;
     for (ngx_chain_t* cl = in; cl != nullptr; cl = cl->next) {
       ngx_buf_t* b = cl->buf;
       if (ngx_buf_in_memory(b)) {
-        try {
+        // Out of memory: not kept, the key is released.
+        ctx->capture_ok = mr::ngx::guarded(r->connection->log, false, [&] {
           if (ctx->capture_ok) ctx->response_body.append(reinterpret_cast<const char*>(b->pos), b->last - b->pos);
-        } catch (...) {
-          ctx->capture_ok = false;  // out of memory: not kept, the key is released
-        }
+          return ctx->capture_ok;
+        });
       } else if (ngx_buf_size(b) > 0) {
         ctx->capture_ok = false;  // a file-backed upstream body: not kept
       }
@@ -399,100 +387,100 @@ ngx_int_t body_filter(ngx_http_request_t* r, ngx_chain_t* in) {
       if (b->last_buf) last = true;
     }
     if (last) {
-      try {
-        settle(ctx, main_conf(r));
-      } catch (...) {
-      }
+      mr::ngx::guarded(r->connection->log, [&] { settle(ctx, main_conf(r)); });
     }
   }
   return next_body_filter(r, in);
 }
 
-ngx_int_t get_outcome(ngx_http_request_t* r, ngx_http_variable_value_t* v, uintptr_t) {
+ngx_int_t get_outcome(ngx_http_request_t* r, ngx_http_variable_value_t* v, uintptr_t) noexcept {
   Ctx* ctx = get_ctx(r);
   const std::string_view s = ctx ? ctx->outcome : std::string_view("none");
   mr::ngx::set_variable(v, reinterpret_cast<u_char*>(const_cast<char*>(s.data())), s.size(), false);
   return NGX_OK;
 }
 
-ngx_int_t preconfiguration(ngx_conf_t* cf) {
-  ngx_str_t name = ngx_string("mr_idempotency");
-  ngx_http_variable_t* v = ngx_http_add_variable(cf, &name, NGX_HTTP_VAR_NOCACHEABLE);
-  if (v == nullptr) return NGX_ERROR;
-  v->get_handler = get_outcome;
-  return NGX_OK;
+ngx_int_t preconfiguration(ngx_conf_t* cf) noexcept {
+  return mr::ngx::guarded(cf->log, NGX_ERROR, [&]() -> ngx_int_t {
+    ngx_str_t name = ngx_string("mr_idempotency");
+    ngx_http_variable_t* v = ngx_http_add_variable(cf, &name, NGX_HTTP_VAR_NOCACHEABLE);
+    if (v == nullptr) return NGX_ERROR;
+    v->get_handler = get_outcome;
+    return NGX_OK;
+  });
 }
 
-ngx_int_t postconfiguration(ngx_conf_t* cf) {
-  auto* cmcf = static_cast<ngx_http_core_main_conf_t*>(
-      ngx_http_conf_get_module_main_conf(cf, ngx_http_core_module));
-  // After auth and every other access check, whatever the load_module order.
-  if (!mr::ngx::add_phase_handler_last(cmcf, NGX_HTTP_ACCESS_PHASE, access_handler)) return NGX_ERROR;
+ngx_int_t postconfiguration(ngx_conf_t* cf) noexcept {
+  return mr::ngx::guarded(cf->log, NGX_ERROR, [&]() -> ngx_int_t {
+    auto* cmcf = static_cast<ngx_http_core_main_conf_t*>(
+        ngx_http_conf_get_module_main_conf(cf, ngx_http_core_module));
+    // After auth and every other access check, whatever the load_module order.
+    if (!mr::ngx::add_phase_handler_last(cmcf, NGX_HTTP_ACCESS_PHASE, access_handler)) return NGX_ERROR;
 
-  next_header_filter = ngx_http_top_header_filter;
-  ngx_http_top_header_filter = header_filter;
-  next_body_filter = ngx_http_top_body_filter;
-  ngx_http_top_body_filter = body_filter;
+    next_header_filter = ngx_http_top_header_filter;
+    ngx_http_top_header_filter = header_filter;
+    next_body_filter = ngx_http_top_body_filter;
+    ngx_http_top_body_filter = body_filter;
 
-  auto* mcf = static_cast<mr_idempotency_main_conf_t*>(
-      ngx_http_conf_get_module_main_conf(cf, ngx_http_mr_idempotency_module));
-  if (mcf->used && mr::ngx::auth_module(cf, "mr_idempotency") == nullptr) return NGX_ERROR;
-  return mr::ngx::init_request_id(cf);
+    auto* mcf = static_cast<mr_idempotency_main_conf_t*>(
+        ngx_http_conf_get_module_main_conf(cf, ngx_http_mr_idempotency_module));
+    if (mcf->used && mr::ngx::auth_module(cf, "mr_idempotency") == nullptr) return NGX_ERROR;
+    return mr::ngx::init_request_id(cf);
+  });
 }
 
-char* merge_loc_conf(ngx_conf_t* cf, void* parent, void* child) {
-  auto* mcf = static_cast<mr_idempotency_main_conf_t*>(
-      ngx_http_conf_get_module_main_conf(cf, ngx_http_mr_idempotency_module));
-  return mr::conf::idempotency_merge_loc(cf, mcf, static_cast<mr_idempotency_loc_conf_t*>(parent),
-                                         static_cast<mr_idempotency_loc_conf_t*>(child));
+char* merge_loc_conf(ngx_conf_t* cf, void* parent, void* child) noexcept {
+  return mr::ngx::guarded(cf->log, static_cast<char*>(NGX_CONF_ERROR), [&]() -> char* {
+    auto* mcf = static_cast<mr_idempotency_main_conf_t*>(
+        ngx_http_conf_get_module_main_conf(cf, ngx_http_mr_idempotency_module));
+    return mr::conf::idempotency_merge_loc(cf, mcf, static_cast<mr_idempotency_loc_conf_t*>(parent),
+                                           static_cast<mr_idempotency_loc_conf_t*>(child));
+  });
 }
 
-ngx_int_t init_process(ngx_cycle_t* cycle) {
+ngx_int_t init_process(ngx_cycle_t* cycle) noexcept {
   auto* mcf = static_cast<mr_idempotency_main_conf_t*>(
       ngx_http_cycle_get_module_main_conf(cycle, ngx_http_mr_idempotency_module));
   if (mcf == nullptr || !mcf->used) return NGX_OK;
   mr::ngx::bind_request_context(cycle);
-  try {
-    // Records are sealed with a key derived from the master key; without it
-    // (no catalogue loaded) Redis is not used at all.
-    const mr_auth_main_conf_t* auth = mr::ngx::auth_main_conf(cycle);
-    if (auth == nullptr || !auth->idempotency_record_key_set) {
-      ngx_log_error(NGX_LOG_ERR, cycle->log, 0, "mr_idempotency: no record key (mr_auth loads none); Redis unused");
-      return NGX_OK;
-    }
-    g_record_mac = std::make_unique<mr::HmacKey>(std::string_view(
-        reinterpret_cast<const char*>(auth->idempotency_record_key), sizeof(auth->idempotency_record_key)));
-    if (!g_record_mac->valid()) return NGX_ERROR;
-    mr::redis::Settings s;
-    s.username = mr::conf::view(mcf->redis_username);
-    s.password = mr::conf::view(mcf->redis_password);
-    s.host.assign(reinterpret_cast<const char*>(mcf->redis_host.data), mcf->redis_host.len);
-    s.port = static_cast<int>(mcf->redis_port);
-    if (mcf->redis_sentinels != nullptr) {
-      // Checked at configuration time (mr_redis_sentinel).
-      const auto* sentinels = static_cast<const ngx_str_t*>(mcf->redis_sentinels->elts);
-      for (ngx_uint_t i = 0; i < mcf->redis_sentinels->nelts; ++i) {
-        if (auto at = mr::redis::parse_ipv4_port(mr::conf::view(sentinels[i]))) s.sentinels.push_back(*at);
+  return mr::ngx::guarded(cycle->log, NGX_ERROR, [&]() -> ngx_int_t {
+      // Records are sealed with a key derived from the master key; without it
+      // (no catalogue loaded) Redis is not used at all.
+      const mr_auth_main_conf_t* auth = mr::ngx::auth_main_conf(cycle);
+      if (auth == nullptr || !auth->idempotency_record_key_set) {
+        ngx_log_error(NGX_LOG_ERR, cycle->log, 0, "mr_idempotency: no record key (mr_auth loads none); Redis unused");
+        return NGX_OK;
       }
-      s.sentinel_master = mr::conf::view(mcf->redis_sentinel_master);
-    }
-    s.connect_timeout = mcf->connect_timeout;
-    s.command_timeout = mcf->command_timeout;
-    g_redis = std::make_unique<mr::redis::Client>(std::move(s), cycle->log);
-    if (mcf->replay_cache > 0) g_cache = std::make_unique<idem::ReplayCache>(mcf->replay_cache);
-  } catch (...) {
-    return NGX_ERROR;
-  }
-  return NGX_OK;
+      g_record_mac = std::make_unique<mr::HmacKey>(std::string_view(
+          reinterpret_cast<const char*>(auth->idempotency_record_key), sizeof(auth->idempotency_record_key)));
+      if (!g_record_mac->valid()) return NGX_ERROR;
+      mr::redis::Settings s;
+      s.username = mr::conf::view(mcf->redis_username);
+      s.password = mr::conf::view(mcf->redis_password);
+      s.host.assign(reinterpret_cast<const char*>(mcf->redis_host.data), mcf->redis_host.len);
+      s.port = static_cast<int>(mcf->redis_port);
+      if (mcf->redis_sentinels != nullptr) {
+        // Checked at configuration time (mr_redis_sentinel).
+        const auto* sentinels = static_cast<const ngx_str_t*>(mcf->redis_sentinels->elts);
+        for (ngx_uint_t i = 0; i < mcf->redis_sentinels->nelts; ++i) {
+          if (auto at = mr::redis::parse_ipv4_port(mr::conf::view(sentinels[i]))) s.sentinels.push_back(*at);
+        }
+        s.sentinel_master = mr::conf::view(mcf->redis_sentinel_master);
+      }
+      s.connect_timeout = mcf->connect_timeout;
+      s.command_timeout = mcf->command_timeout;
+      g_redis = std::make_unique<mr::redis::Client>(std::move(s), cycle->log);
+      if (mcf->replay_cache > 0) g_cache = std::make_unique<idem::ReplayCache>(mcf->replay_cache);
+    return NGX_OK;
+  });
 }
 
-void exit_process(ngx_cycle_t*) {
-  try {
+void exit_process(ngx_cycle_t* cycle) noexcept {
+  mr::ngx::guarded(cycle->log, [] {
     g_redis.reset();
     g_record_mac.reset();
     g_cache.reset();
-  } catch (...) {
-  }
+  });
 }
 
 ngx_http_module_t module_ctx = {

@@ -3,6 +3,7 @@
 #include "ledger/statements.hpp"
 #include "ledger/write_batch.hpp"
 #include "modules/common/foreign_socket.hpp"
+#include "modules/common/guarded.hpp"
 #include "modules/ledger/pg_hosts.hpp"
 
 #include <algorithm>
@@ -58,11 +59,11 @@ class Connection {
   enum class State { down, connecting, ready };
 
   explicit Connection(Pool& pool) : pool_(pool) {
-    connect_timer_.handler = on_connect_timeout;
+    connect_timer_.handler = mr::ngx::c_entry(on_connect_timeout);
     connect_timer_.data = this;
     connect_timer_.log = pool.log();
     connect_timer_.cancelable = 1;  // a connect may be cut when a worker exits
-    sync_event_.handler = on_sync_due;
+    sync_event_.handler = mr::ngx::c_entry(on_sync_due);
     sync_event_.data = this;
     sync_event_.log = pool.log();
   }
@@ -212,15 +213,9 @@ class Connection {
   // the server had gone, and its requests are answered as for a lost one.
   template <class Work>
   void guarded(Work&& work) noexcept {
-    try {
-      work();
-    } catch (...) {
-      try {
-        broken("out of memory");
-      } catch (...) {
-        ngx_log_error(NGX_LOG_ALERT, pool_.log(), 0, "mr_ledger: out of memory dropping a connection");
-      }
-    }
+    mr::ngx::guarded(pool_.log(), std::forward<Work>(work), [this]() noexcept {
+      mr::ngx::guarded(pool_.log(), [this] { broken("out of memory"); });
+    });
   }
 
   static void on_event(ngx_event_t* ev) noexcept {
@@ -574,14 +569,10 @@ Pool::Pool(Settings settings, ngx_log_t* log) : settings_(std::move(settings)), 
   for (auto& c : connections_) c->connect();
   wake_.data = this;
   wake_.log = log_;
-  wake_.handler = [](ngx_event_t* ev) noexcept {
+  wake_.handler = mr::ngx::c_entry(+[](ngx_event_t* ev) noexcept {
     auto* pool = static_cast<Pool*>(ev->data);
-    try {
-      pool->dispatch();
-    } catch (...) {
-      ngx_log_error(NGX_LOG_ALERT, pool->log(), 0, "mr_ledger: out of memory sending queued settles");
-    }
-  };
+    mr::ngx::guarded(pool->log(), [pool] { pool->dispatch(); });
+  });
 }
 
 Pool::~Pool() {
@@ -601,14 +592,10 @@ Pool::~Pool() {
 Job* Pool::submit(std::unique_ptr<Job> job) {
   Job* handle = job.get();
   job->pool = this;
-  job->timer.handler = [](ngx_event_t* ev) noexcept {
+  job->timer.handler = mr::ngx::c_entry(+[](ngx_event_t* ev) noexcept {
     auto* j = static_cast<Job*>(ev->data);
-    try {
-      j->pool->on_job_timeout(j);
-    } catch (...) {
-      ngx_log_error(NGX_LOG_ALERT, j->pool->log(), 0, "mr_ledger: out of memory answering a timed-out query");
-    }
-  };
+    mr::ngx::guarded(j->pool->log(), [j] { j->pool->on_job_timeout(j); });
+  });
   job->timer.data = job.get();
   job->timer.log = log_;
   if (queue_.size() >= settings_.queue_limit) {
@@ -777,11 +764,7 @@ void Pool::on_broken(Connection&) {
 void Pool::finish(std::unique_ptr<Job> job, Outcome&& outcome) {
   if (job->timer.timer_set) ngx_del_timer(&job->timer);
   if (!job->detached && job->done) {
-    try {
-      job->done(std::move(outcome));
-    } catch (...) {
-      ngx_log_error(NGX_LOG_ALERT, log_, 0, "mr_ledger: exception in a query callback");
-    }
+    mr::ngx::guarded(log_, [&] { job->done(std::move(outcome)); });
   }
 }
 

@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <csignal>
 
+#include "modules/common/guarded.hpp"
 #include "modules/common/node_metrics.hpp"
 #include "modules/common/worker_timer.hpp"
 #include "modules/ledger/pod_pools.hpp"
@@ -28,8 +29,8 @@ metrics::PoolFigures figures() {
   return sum;
 }
 
-void on_timer(ngx_event_t* ev) {
-  publish_pool_metrics();
+void on_timer(ngx_event_t* ev) noexcept {
+  mr::ngx::guarded(ev->log, [] { publish_pool_metrics(); });
   if (!ngx_exiting) ngx_add_timer(ev, 1000);
 }
 

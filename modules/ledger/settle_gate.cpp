@@ -5,6 +5,7 @@
 
 #include "ledger/routes.hpp"
 #include "lua-free-config/ledger_conf.hpp"
+#include "modules/common/guarded.hpp"
 #include "modules/common/http_json.hpp"
 #include "modules/common/phases.hpp"
 #include "modules/common/request_context.hpp"
@@ -23,14 +24,16 @@ struct Ticket {
   mr::pg::Pool* pool = nullptr;  // the club's pod's: its batch is the one this settle joins
 };
 
-void give_back(Ticket* ticket) {
+void give_back(Ticket* ticket) noexcept {
   if (!ticket->held) return;
   ticket->held = false;
   // The pools go only at a worker's exit, when nothing waits any more.
-  if (!worker_pods().empty()) ticket->pool->settle_arrived(ticket->id);
+  mr::ngx::guarded(ngx_cycle->log, [ticket] {
+    if (!worker_pods().empty()) ticket->pool->settle_arrived(ticket->id);
+  });
 }
 
-void ticket_cleanup(void* data) { give_back(static_cast<Ticket*>(data)); }
+void ticket_cleanup(void* data) noexcept { give_back(static_cast<Ticket*>(data)); }
 
 // The module ctx, or after an internal redirect (which clears every
 // module's ctx) the ticket still in the request pool.
@@ -39,7 +42,7 @@ Ticket* ticket_of(ngx_http_request_t* r) {
   return static_cast<Ticket*>(redirected_ctx(r, ticket_cleanup));
 }
 
-ngx_int_t gate_handler(ngx_http_request_t* r) {
+ngx_int_t gate_handler(ngx_http_request_t* r) noexcept {
   if (r != r->main || r->method != NGX_HTTP_POST) return NGX_DECLINED;
   const auto* lcf = static_cast<const mr_ledger_loc_conf_t*>(
       ngx_http_get_module_loc_conf(r, ngx_http_mr_ledger_module));
@@ -54,13 +57,13 @@ ngx_int_t gate_handler(ngx_http_request_t* r) {
   if (cln == nullptr) return NGX_DECLINED;
   auto* ticket = new (cln->data) Ticket{};
   cln->handler = ticket_cleanup;
-  try {
+  const bool held = mr::ngx::guarded(r->connection->log, false, [&] {
     ticket->id = pool->settle_arriving();
     ticket->pool = pool;
     ticket->held = true;
-  } catch (...) {
-    return NGX_DECLINED;
-  }
+    return true;
+  });
+  if (!held) return NGX_DECLINED;
   ngx_http_set_ctx(r, ticket, ngx_http_mr_ledger_module);
   return NGX_DECLINED;
 }
@@ -68,7 +71,7 @@ ngx_int_t gate_handler(ngx_http_request_t* r) {
 // Any answer that is not the ledger's own (that one gave its ticket back
 // at submit) ends the wait for this settle now, not when its client has
 // read the answer and the request is freed.
-ngx_int_t header_filter(ngx_http_request_t* r) {
+ngx_int_t header_filter(ngx_http_request_t* r) noexcept {
   if (Ticket* ticket = ticket_of(r)) give_back(ticket);
   return next_header_filter(r);
 }

@@ -2,6 +2,7 @@
 
 #include <new>
 
+#include "modules/common/guarded.hpp"
 #include "modules/common/http_json.hpp"
 #include "modules/ledger/settle_gate.hpp"
 
@@ -106,11 +107,11 @@ ngx_int_t run_prepared(ngx_http_request_t* r, mr::ledger::Prepared prepared) {
   ngx_pool_cleanup_t* cln = ngx_pool_cleanup_add(r->pool, sizeof(Waiting));
   if (cln == nullptr) return NGX_ERROR;
   auto* waiting = new (cln->data) Waiting{};
-  cln->handler = [](void* data) {
+  cln->handler = c_entry(+[](void* data) noexcept {
     auto* w = static_cast<Waiting*>(data);
     if (w->job != nullptr) mr::pg::Pool::detach(w->job);
     w->~Waiting();
-  };
+  });
   waiting->pending = std::move(std::get<std::unique_ptr<mr::ledger::Pending>>(prepared));
 
   auto job = std::make_unique<mr::pg::Job>();
@@ -146,12 +147,8 @@ void on_pod_answer(ngx_http_request_t* r, FanOut* fan, std::size_t i, mr::pg::Ou
   fan->jobs[i] = nullptr;
   fan->answers[i].outcome = std::move(outcome);
   if (--fan->waiting > 0) return;
-  ngx_int_t rc;
-  try {
-    rc = send_response(r, fan->combine(fan->answers));
-  } catch (...) {
-    rc = NGX_ERROR;
-  }
+  const ngx_int_t rc =
+      guarded(r->connection->log, NGX_ERROR, [&] { return send_response(r, fan->combine(fan->answers)); });
   ngx_http_finalize_request(r, rc);
 }
 
@@ -168,13 +165,13 @@ ngx_int_t run_on_every_pod(ngx_http_request_t* r, const mr::ledger::Query& query
   ngx_pool_cleanup_t* cln = ngx_pool_cleanup_add(r->pool, sizeof(FanOut));
   if (cln == nullptr) return NGX_ERROR;
   auto* fan = new (cln->data) FanOut{};
-  cln->handler = [](void* data) {
+  cln->handler = c_entry(+[](void* data) noexcept {
     auto* f = static_cast<FanOut*>(data);
     for (mr::pg::Job* job : f->jobs) {
       if (job != nullptr) mr::pg::Pool::detach(job);
     }
     f->~FanOut();
-  };
+  });
   fan->combine = std::move(combine);
   for (const PodPool& pod : pods) fan->answers.push_back({pod.name, {mr::pg::Outcome::Kind::unavailable, {}, -1, {}, {}}});
   fan->jobs.assign(pods.size(), nullptr);

@@ -13,6 +13,7 @@
 
 #include "ledger/api.hpp"
 #include "lua-free-config/nginx.hpp"
+#include "modules/common/guarded.hpp"
 #include "modules/ledger/pod_pools.hpp"
 
 namespace mr::ngx::ledger {
@@ -50,15 +51,12 @@ std::unique_ptr<mr::ledger::ResultView> rows_of(const mr::pg::Outcome& outcome);
 template <ngx_int_t (*Start)(ngx_http_request_t*)>
 ngx_int_t read_body_then(ngx_http_request_t* r) {
   r->request_body_in_single_buf = 1;
-  const ngx_int_t rc = ngx_http_read_client_request_body(r, [](ngx_http_request_t* req) {
-    ngx_int_t done;
-    try {
-      done = Start(req);
-    } catch (...) {
-      done = answer_internal_error(req);
-    }
+  const ngx_int_t rc = ngx_http_read_client_request_body(r, c_entry(+[](ngx_http_request_t* req) noexcept {
+    const ngx_int_t done = guarded(
+        req->connection->log, [req] { return Start(req); },
+        [req]() noexcept { return guarded(req->connection->log, NGX_ERROR, [req] { return answer_internal_error(req); }); });
     if (done != NGX_DONE) ngx_http_finalize_request(req, done);
-  });
+  }));
   if (rc >= NGX_HTTP_SPECIAL_RESPONSE) return rc;
   return NGX_DONE;
 }

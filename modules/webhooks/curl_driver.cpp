@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "modules/common/foreign_socket.hpp"
+#include "modules/common/guarded.hpp"
 
 namespace mr::ngx::webhooks {
 namespace {
@@ -22,11 +23,11 @@ unsigned long inode_of(int fd) {
 CurlDriver::CurlDriver(ngx_log_t* log, long keep) : multi_(curl_multi_init()), log_(log) {
   if (!multi_) throw std::runtime_error("curl_multi_init failed");
   curl_multi_setopt(multi_.get(), CURLMOPT_MAXCONNECTS, keep);
-  curl_multi_setopt(multi_.get(), CURLMOPT_SOCKETFUNCTION, on_socket);
+  curl_multi_setopt(multi_.get(), CURLMOPT_SOCKETFUNCTION, mr::ngx::c_entry(on_socket));
   curl_multi_setopt(multi_.get(), CURLMOPT_SOCKETDATA, this);
-  curl_multi_setopt(multi_.get(), CURLMOPT_TIMERFUNCTION, on_timer);
+  curl_multi_setopt(multi_.get(), CURLMOPT_TIMERFUNCTION, mr::ngx::c_entry(on_timer));
   curl_multi_setopt(multi_.get(), CURLMOPT_TIMERDATA, this);
-  timer_.handler = on_timeout;
+  timer_.handler = mr::ngx::c_entry(on_timeout);
   timer_.data = this;
   timer_.log = log;
   // libcurl's own timer never holds an exiting worker: each attempt has a
@@ -46,9 +47,9 @@ CurlDriver::~CurlDriver() {
 
 bool CurlDriver::start(CURL* easy, Allow allow, Done done) {
   auto transfer = std::make_unique<Transfer>(Transfer{this, std::move(allow), std::move(done)});
-  curl_easy_setopt(easy, CURLOPT_OPENSOCKETFUNCTION, on_open);
+  curl_easy_setopt(easy, CURLOPT_OPENSOCKETFUNCTION, mr::ngx::c_entry(on_open));
   curl_easy_setopt(easy, CURLOPT_OPENSOCKETDATA, transfer.get());
-  curl_easy_setopt(easy, CURLOPT_CLOSESOCKETFUNCTION, on_close);
+  curl_easy_setopt(easy, CURLOPT_CLOSESOCKETFUNCTION, mr::ngx::c_entry(on_close));
   curl_easy_setopt(easy, CURLOPT_CLOSESOCKETDATA, this);
   transfers_[easy] = std::move(transfer);
   if (curl_multi_add_handle(multi_.get(), easy) != CURLM_OK) {
@@ -67,17 +68,16 @@ void CurlDriver::cancel(CURL* easy) {
 
 int CurlDriver::on_socket(CURL*, curl_socket_t fd, int what, void* driver, void*) noexcept {
   auto* self = static_cast<CurlDriver*>(driver);
-  try {
+  // -1 (out of memory, no free connection): libcurl fails the transfers on
+  // this socket.
+  return mr::ngx::guarded(self->log_, -1, [&] {
     if (what == CURL_POLL_REMOVE) {
       self->unwatch(fd);
     } else {
       self->watch(fd, what);
     }
-  } catch (...) {
-    ngx_log_error(NGX_LOG_ALERT, self->log_, 0, "mr_webhook: out of memory watching a socket");
-    return -1;  // libcurl fails the transfers on this socket
-  }
-  return 0;
+    return 0;
+  });
 }
 
 int CurlDriver::on_timer(CURLM*, long timeout_ms, void* driver) noexcept {
@@ -89,11 +89,10 @@ int CurlDriver::on_timer(CURLM*, long timeout_ms, void* driver) noexcept {
 
 curl_socket_t CurlDriver::on_open(void* transfer, curlsocktype purpose, curl_sockaddr* address) noexcept {
   auto* t = static_cast<Transfer*>(transfer);
-  try {
-    if (purpose != CURLSOCKTYPE_IPCXN || !t->allow || !t->allow(*address)) return CURL_SOCKET_BAD;
-  } catch (...) {
-    return CURL_SOCKET_BAD;
-  }
+  const bool allowed = mr::ngx::guarded(t->driver->log_, false, [&] {
+    return purpose == CURLSOCKTYPE_IPCXN && t->allow && t->allow(*address);
+  });
+  if (!allowed) return CURL_SOCKET_BAD;
   const int fd = ::socket(address->family, address->socktype | SOCK_CLOEXEC, address->protocol);
   if (fd < 0) return CURL_SOCKET_BAD;
   // A brand-new socket: a watch left under its number was of a closed one.
@@ -154,20 +153,12 @@ void CurlDriver::on_event(ngx_event_t* ev) noexcept {
   // c may be freed inside the action: read what is needed first.
   const curl_socket_t fd = c->fd;
   const int flags = ev->write ? CURL_CSELECT_OUT : CURL_CSELECT_IN;
-  try {
-    self->act(fd, flags);
-  } catch (...) {
-    ngx_log_error(NGX_LOG_ALERT, self->log_, 0, "mr_webhook: out of memory driving libcurl");
-  }
+  mr::ngx::guarded(self->log_, [&] { self->act(fd, flags); });
 }
 
 void CurlDriver::on_timeout(ngx_event_t* ev) noexcept {
   auto* self = static_cast<CurlDriver*>(ev->data);
-  try {
-    self->act(CURL_SOCKET_TIMEOUT, 0);
-  } catch (...) {
-    ngx_log_error(NGX_LOG_ALERT, self->log_, 0, "mr_webhook: out of memory driving libcurl");
-  }
+  mr::ngx::guarded(self->log_, [self] { self->act(CURL_SOCKET_TIMEOUT, 0); });
 }
 
 void CurlDriver::act(curl_socket_t fd, int flags) {
@@ -192,11 +183,7 @@ void CurlDriver::read_completions() {
     auto transfer = std::move(it->second);
     transfers_.erase(it);
     curl_multi_remove_handle(multi_.get(), easy);
-    try {
-      transfer->done(result);
-    } catch (...) {
-      ngx_log_error(NGX_LOG_ALERT, log_, 0, "mr_webhook: exception finishing an attempt");
-    }
+    mr::ngx::guarded(log_, [&] { transfer->done(result); });
   }
   reading_ = false;
 }

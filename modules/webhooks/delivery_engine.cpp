@@ -13,6 +13,7 @@
 
 #include "keys/webhook_secret.hpp"
 #include "ledger/statements.hpp"
+#include "modules/common/guarded.hpp"
 #include "modules/common/node_metrics.hpp"
 #include "modules/ledger/pod_pools.hpp"
 #include "modules/webhooks/address_policy.hpp"
@@ -109,12 +110,12 @@ Engine::Engine(EngineSettings settings, ngx_log_t* log)
     ev->log = log;
     ev->cancelable = 1;  // the engine's own timers never hold an exiting worker
   }
-  poll_timer_.handler = on_poll;
-  soon_timer_.handler = on_soon;
-  awake_timer_.handler = on_soon;  // a claim now, as for a retry
+  poll_timer_.handler = mr::ngx::c_entry(on_poll);
+  soon_timer_.handler = mr::ngx::c_entry(on_soon);
+  awake_timer_.handler = mr::ngx::c_entry(on_soon);  // a claim now, as for a retry
   flush_.data = this;
   flush_.log = log;
-  flush_.handler = on_flush;
+  flush_.handler = mr::ngx::c_entry(on_flush);
 }
 
 Engine::~Engine() {
@@ -150,21 +151,13 @@ void Engine::start() {
 
 void Engine::on_poll(ngx_event_t* ev) noexcept {
   auto* self = static_cast<Engine*>(ev->data);
-  try {
-    self->wake();
-  } catch (...) {
-    ngx_log_error(NGX_LOG_ALERT, self->log_, 0, "mr_webhook: out of memory claiming deliveries");
-  }
+  mr::ngx::guarded(self->log_, [self] { self->wake(); });
   if (!ngx_exiting) ngx_add_timer(ev, self->settings_.poll);
 }
 
 void Engine::on_soon(ngx_event_t* ev) noexcept {
   auto* self = static_cast<Engine*>(ev->data);
-  try {
-    self->wake();
-  } catch (...) {
-    ngx_log_error(NGX_LOG_ALERT, self->log_, 0, "mr_webhook: out of memory claiming deliveries");
-  }
+  mr::ngx::guarded(self->log_, [self] { self->wake(); });
 }
 
 void Engine::wake() {
@@ -228,12 +221,8 @@ void Engine::on_claimed(mr::pg::Outcome&& outcome, std::int64_t limit) {
   const int rows = PQntuples(r);
   if (rows > 0) awake_until_ = ngx_current_msec + kAwakeMs;
   for (int row = 0; row < rows; ++row) {
-    try {
-      begin(r, row);
-    } catch (...) {
-      // Its lease brings the delivery back.
-      ngx_log_error(NGX_LOG_ALERT, log_, 0, "mr_webhook: out of memory starting an attempt");
-    }
+    // Not started (out of memory): its lease brings the delivery back.
+    mr::ngx::guarded(log_, [&] { begin(r, row); });
   }
   if (rows >= limit) wanted_ = true;  // a full claim may have left more due behind it
   maybe_claim();
@@ -256,13 +245,14 @@ void Engine::begin(const PGresult* r, int row) {
   a->started = std::chrono::steady_clock::now();
   Attempt* attempt = a.get();
   attempts_.emplace(attempt, std::move(a));
-  try {
-    send(attempt, r, row);
-  } catch (...) {
+  if (!mr::ngx::guarded(log_, false, [&] {
+        send(attempt, r, row);
+        return true;
+      })) {
+    // Not sent: its lease brings the delivery back.
     if (attempt->timer.timer_set) ngx_del_timer(&attempt->timer);
     if (attempt->easy) curl_.cancel(attempt->easy.get());
     attempts_.erase(attempt);
-    throw;
   }
 }
 
@@ -324,8 +314,8 @@ void Engine::send(Attempt* attempt, const PGresult* r, int row) {
   curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, attempt->errbuf);
   // The answer's body is not needed: read and dropped.
   curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION,
-                   +[](char*, size_t size, size_t n, void*) noexcept -> size_t { return size * n; });
-  attempt->timer.handler = on_attempt_timeout;
+                   mr::ngx::c_entry(+[](char*, size_t size, size_t n, void*) noexcept -> size_t { return size * n; }));
+  attempt->timer.handler = mr::ngx::c_entry(on_attempt_timeout);
   attempt->timer.data = attempt;
   attempt->timer.log = log_;
   ngx_add_timer(&attempt->timer, settings_.timeout + kBackstopMs);
@@ -348,15 +338,13 @@ void Engine::send(Attempt* attempt, const PGresult* r, int row) {
 void Engine::on_attempt_timeout(ngx_event_t* ev) noexcept {
   auto* attempt = static_cast<Attempt*>(ev->data);
   Engine* self = attempt->engine;
-  try {
+  mr::ngx::guarded(self->log_, [self, attempt] {
     self->curl_.cancel(attempt->easy.get());
     Result result;
     result.outcome = wh::Outcome::timeout;
     result.error = "timed out after " + std::to_string(self->settings_.timeout) + " ms";
     self->finish(attempt, std::move(result));
-  } catch (...) {
-    ngx_log_error(NGX_LOG_ALERT, self->log_, 0, "mr_webhook: out of memory ending an attempt");
-  }
+  });
 }
 
 void Engine::on_done(Attempt* attempt, CURLcode code) {
@@ -414,14 +402,13 @@ void Engine::finish(Attempt* attempt, Result result) {
   const std::int64_t delivery_id = attempt->delivery_id;
   const int number = attempt->number;
   attempts_.erase(attempt);  // frees the easy handle: libcurl is done with it
-  try {
+  const bool kept = mr::ngx::guarded(log_, false, [&] {
     unsent_.push_back(Report{delivery_id, number, std::move(result)});
     reports_++;
-  } catch (...) {
-    // Its lease brings the delivery back: sent again, at least once.
-    ngx_log_error(NGX_LOG_ALERT, log_, 0, "mr_webhook: out of memory reporting delivery %L", delivery_id);
-    return;
-  }
+    return true;
+  });
+  // Not kept: its lease brings the delivery back, sent again, at least once.
+  if (!kept) return;
   // The other attempts that end in this pass of the loop join the batch.
   // Posted events run before the loop looks at an exiting worker's timers,
   // so the report's own (non-cancelable) timer is set before it does.
@@ -432,11 +419,7 @@ void Engine::finish(Attempt* attempt, Result result) {
 
 void Engine::on_flush(ngx_event_t* ev) noexcept {
   auto* self = static_cast<Engine*>(ev->data);
-  try {
-    self->flush_reports();
-  } catch (...) {
-    ngx_log_error(NGX_LOG_ALERT, self->log_, 0, "mr_webhook: out of memory reporting deliveries");
-  }
+  mr::ngx::guarded(self->log_, [self] { self->flush_reports(); });
 }
 
 void Engine::flush_reports() {
@@ -495,11 +478,7 @@ void Engine::on_batch_reported(mr::pg::Outcome&& outcome, std::vector<Report>&& 
     ngx_log_error(NGX_LOG_WARN, log_, 0, "mr_webhook: cannot report %uz attempts together: %s", sent.size(),
                   outcome.message.c_str());
     for (const Report& r : sent) {
-      try {
-        report(r.delivery_id, r.attempt, r.result);
-      } catch (...) {
-        ngx_log_error(NGX_LOG_ALERT, log_, 0, "mr_webhook: out of memory reporting delivery %L", r.delivery_id);
-      }
+      mr::ngx::guarded(log_, [&] { report(r.delivery_id, r.attempt, r.result); });
     }
   } else {
     const PGresult* res = outcome.result.get();

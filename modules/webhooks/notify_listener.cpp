@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include "modules/common/foreign_socket.hpp"
+#include "modules/common/guarded.hpp"
 #include "modules/ledger/pg_hosts.hpp"
 
 namespace mr::ngx::webhooks {
@@ -26,8 +27,8 @@ NotifyListener::NotifyListener(std::string dsn, ngx_msec_t connect_timeout, ngx_
     ev->log = log;
     ev->cancelable = 1;
   }
-  connect_timer_.handler = on_connect_timeout;
-  retry_timer_.handler = on_retry;
+  connect_timer_.handler = mr::ngx::c_entry(on_connect_timeout);
+  retry_timer_.handler = mr::ngx::c_entry(on_retry);
 }
 
 NotifyListener::~NotifyListener() {
@@ -60,12 +61,9 @@ void NotifyListener::connect() {
 
 void NotifyListener::on_event(ngx_event_t* ev) noexcept {
   auto* self = static_cast<NotifyListener*>(static_cast<ngx_connection_t*>(ev->data)->data);
-  try {
-    self->handle(ev->write != 0);
-  } catch (...) {
-    ngx_log_error(NGX_LOG_ALERT, self->log_, 0, "mr_webhook: out of memory on the listen connection");
-    self->lost("out of memory");
-  }
+  mr::ngx::guarded(
+      self->log_, [&] { self->handle(ev->write != 0); },
+      [self]() noexcept { mr::ngx::guarded(self->log_, [self] { self->lost("out of memory"); }); });
 }
 
 void NotifyListener::on_connect_timeout(ngx_event_t* ev) noexcept {
@@ -78,11 +76,9 @@ void NotifyListener::on_connect_timeout(ngx_event_t* ev) noexcept {
 void NotifyListener::on_retry(ngx_event_t* ev) noexcept {
   auto* self = static_cast<NotifyListener*>(ev->data);
   if (ngx_exiting) return;  // an old worker only finishes what it started
-  try {
-    self->connect();
-  } catch (...) {
-    self->lost("out of memory");
-  }
+  mr::ngx::guarded(
+      self->log_, [self] { self->connect(); },
+      [self]() noexcept { mr::ngx::guarded(self->log_, [self] { self->lost("out of memory"); }); });
 }
 
 void NotifyListener::handle(bool writable) {
