@@ -613,13 +613,15 @@ CONF
     ev_ngx[$1]=$(awk -v a="${ev_ngx[$1]:-0}" -v b="$(worker_cpu_ns)" -v c="$2" -v n="$n" -v k="$rounds" 'BEGIN { print a + (n > 0 ? (b - c) / 1000 / n : 0) / k }')
     ev_pg[$1]=$(awk -v a="${ev_pg[$1]:-0}" -v b="$(pg_cpu_ns)" -v c="$3" -v n="$n" -v k="$rounds" 'BEGIN { print a + (n > 0 ? (b - c) / 1000 / n : 0) / k }')
   }
-  for ((round = 1; round <= rounds; round++)); do
+  plain_turn() {
     "$MR_MRCTL" webhook disable --endpoint-id "$endpoint" >/dev/null
     c0=$(worker_cpu_ns) g0=$(pg_cpu_ns)
     run_secs=$ev_secs http "settled POST, no endpoint, round $round" \
       --url "$api" --conns 32 --key "$kid" --secret "$secret" --settle bench --member-prefix pgb-
     tally plain "$rounds"
     ev_cpu plain "$c0" "$g0"
+  }
+  hooked_turn() {
     "$MR_MRCTL" webhook enable --endpoint-id "$endpoint" >/dev/null
     drain
     since=$(now_ms) r0=$(recv_cpu_ns) n0=$(attempts) c0=$(worker_cpu_ns) g0=$(pg_cpu_ns)
@@ -630,6 +632,12 @@ CONF
     ev_cpu hooked "$c0" "$g0"
     recv_ns=$((recv_ns + $(recv_cpu_ns) - r0)) recv_n=$((recv_n + $(attempts) - n0))
     read -r loaded_p50 loaded_p99 loaded_n <<<"$(first_attempts "$since")"
+  }
+  # The order swapped every other round: with the no-endpoint slice always
+  # first, round 1 favoured the endpoint (its ratio was above 1 in 5 of 7
+  # runs, rounds 2 and 3 in 2 of 14; bench/RESULTS.md, Events).
+  for ((round = 1; round <= rounds; round++)); do
+    if [ $((round % 2)) = 1 ]; then plain_turn; hooked_turn; else hooked_turn; plain_turn; fi
   done
   row "signed settled POST, 32 connections, no webhook endpoint" "$(printf '%.1f' "${t_rate[plain]}")" \
       "$(printf '%.3f' "${t_p50[plain]}")" "${t_p99[plain]}" "${t_failed[plain]}" "$(printf '%.1f' "${t_cpu[plain]}")" "1.00" "-"
