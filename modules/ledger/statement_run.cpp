@@ -3,6 +3,7 @@
 #include <new>
 
 #include "modules/common/guarded.hpp"
+#include "ledger/pods.hpp"
 #include "modules/common/http_json.hpp"
 #include "modules/ledger/settle_gate.hpp"
 
@@ -69,10 +70,12 @@ ngx_int_t send_response(ngx_http_request_t* r, const mr::ledger::Response& respo
 void on_outcome(ngx_http_request_t* r, Waiting* waiting, mr::pg::Outcome&& outcome) {
   waiting->job = nullptr;
   const auto answer = domain_answer(r, *waiting->pending, outcome);
+  // A moving club's write (020_club_move.sql) is refused like a database
+  // that cannot answer: 503 with Retry-After, which clients retry.
+  const bool failed = outcome.kind == mr::pg::Outcome::Kind::sql_error && outcome.sqlstate != mr::kClubMovingSqlstate;
   const ngx_int_t rc = answer ? send_response(r, *answer)
-                              : send_error(r, outcome.kind == mr::pg::Outcome::Kind::sql_error
-                                                  ? mr::ErrorCode::internal_error
-                                                  : mr::ErrorCode::service_unavailable);
+                              : send_error(r, failed ? mr::ErrorCode::internal_error
+                                                     : mr::ErrorCode::service_unavailable);
   ngx_http_finalize_request(r, rc);
 }
 
@@ -85,7 +88,7 @@ std::optional<mr::ledger::Response> domain_answer(ngx_http_request_t* r, const m
       return pending.render(PgResultView(outcome.result.get(), outcome.row), request_id(r));
     case mr::pg::Outcome::Kind::sql_error:
       if (auto answer = pending.on_sql_error(outcome.sqlstate, request_id(r))) return answer;
-      log_failure(r, NGX_LOG_ERR, outcome);
+      log_failure(r, outcome.sqlstate == mr::kClubMovingSqlstate ? NGX_LOG_INFO : NGX_LOG_ERR, outcome);
       return std::nullopt;
     default:
       log_failure(r, NGX_LOG_WARN, outcome);

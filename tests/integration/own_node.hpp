@@ -145,6 +145,12 @@ class Node {
     cr_assert_fail("nginx does not answer on %d", ops_port_);
   }
   bool running() const { return run("kill -0 \"$(cat '" + dir_ + "/nginx.pid' 2>/dev/null)\"").rc == 0; }
+  pid_t master_pid() const {
+    std::ifstream in(dir_ + "/nginx.pid");
+    long pid = 0;
+    in >> pid;
+    return static_cast<pid_t>(pid);
+  }
   std::string base_url() const { return "http://127.0.0.1:" + std::to_string(port_); }
   std::string ops_url() const { return "http://127.0.0.1:" + std::to_string(ops_port_); }
   std::string log() const { return mr::read_file(dir_ + "/error.log"); }

@@ -17,60 +17,13 @@
 
 #include "tests/integration/ledger_helpers.hpp"
 #include "tests/integration/own_node.hpp"
+#include "tests/integration/pod_stack.hpp"
 #include "tests/integration/webhook_receiver.hpp"
 
 namespace {
 
 using namespace mr::test;
 using namespace std::chrono_literals;
-
-// Pod b's PostgreSQL, stopped and removed when the test ends.
-struct PodCluster {
-  std::string dir = "/tmp/mr-pod-b-" + std::to_string(::getpid());
-  std::string script = env("MR_REPO") + "/tests/integration/pod_cluster.sh";
-  std::string conninfo;
-  PodCluster() {
-    const Run r = run("'" + script + "' up '" + dir + "' " + std::to_string(free_port()));
-    cr_assert_eq(r.rc, 0, "%s", r.out.c_str());
-    conninfo = r.out.substr(0, r.out.find('\n'));
-  }
-  ~PodCluster() { run("'" + script + "' down '" + dir + "'"); }
-  void stop() const { cr_assert_eq(run("'" + script + "' stop '" + dir + "'").rc, 0); }
-  void start() const { cr_assert_eq(run("'" + script + "' start '" + dir + "'").rc, 0); }
-};
-
-std::string mrctl(const std::string& dsn, const std::string& args) {
-  const Run r = run("'" + env("MR_MRCTL") + "' --dsn '" + dsn + "' --master-key '" + env("MR_MASTER_KEY_FILE") +
-                    "' " + args);
-  cr_assert_eq(r.rc, 0, "mrctl %s: %s", args.c_str(), r.out.c_str());
-  return r.out;
-}
-
-std::string psql_value(const std::string& dsn, const std::string& sql) {
-  const Run r = run("psql '" + dsn + "' -XqAtc \"" + sql + "\"");
-  cr_assert_eq(r.rc, 0, "%s", r.out.c_str());
-  std::string out = r.out;
-  while (!out.empty() && out.back() == '\n') out.pop_back();
-  return out;
-}
-
-std::string json_field(const std::string& json, const std::string& name) {
-  const auto d = parse_json(json);
-  cr_assert(d.IsObject() && d.HasMember(name.c_str()) && d[name.c_str()].IsString(), "%s", json.c_str());
-  return d[name.c_str()].GetString();
-}
-
-struct Club {
-  std::string ref, key_id, secret;
-};
-
-Club make_club(const std::string& catalogue, const std::string& ref, const std::string& pod_flag) {
-  mrctl(catalogue, "club create --ref " + ref + " --name '" + ref + "' --earn-rate-bp 100 --currencies GBP " +
-                       pod_flag);
-  mrctl(catalogue, "pool topup --ref " + ref + " --points 1000000000");
-  const std::string key = mrctl(catalogue, "key issue --ref " + ref + " --env sandbox");
-  return {ref, json_field(key, "keyId"), json_field(key, "secret")};
-}
 
 // A settle of 10.00 GBP (10 points at 100 bp): its status (200 when awarded).
 long settle(mr::MrClient& c, const std::string& ref, const std::string& member) {
@@ -86,9 +39,7 @@ Test(pods, each_club_in_its_pod_and_one_pods_outage_is_its_clubs_only, .timeout 
   const PodCluster b;
   // Pod b carries the whole schema too; the directory refuses a pod whose
   // schema is behind the modules'.
-  const Run migrated = run("'" + env("MR_MRCTL") + "' migrate --dsn '" + b.conninfo + "'");
-  cr_assert_eq(migrated.rc, 0, "%s", migrated.out.c_str());
-  mrctl(home.dsn(), "pod add --pod b --conninfo '" + b.conninfo + "'");
+  b.add_to(home.dsn());
   const Club h = make_club(home.dsn(), "pod-home-club", "");
   const Club x = make_club(home.dsn(), "pod-b-club",
                            "--pod b --redemption-rate-minor 1 --payout-currency GBP --min-redemption 10");
@@ -255,8 +206,7 @@ Test(pods, a_new_pod_is_served_after_a_reload_and_kept_in_the_snapshot, .timeout
   node.start();
 
   const PodCluster b;
-  cr_assert_eq(run("'" + env("MR_MRCTL") + "' migrate --dsn '" + b.conninfo + "'").rc, 0);
-  mrctl(home.dsn(), "pod add --pod b --conninfo '" + b.conninfo + "'");
+  b.add_to(home.dsn());
   const Club x = make_club(home.dsn(), "reload-b-club", "--pod b");
   mr::MrClient cx(node.base_url(), x.key_id, x.secret);
   cr_expect_eq(cx.get("/api/v1/club").status, 401, "a key issued after the last load is not known yet");

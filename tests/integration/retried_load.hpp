@@ -75,7 +75,7 @@ inline void apply_with_retries(Award& a, const std::function<MrClient&(int attem
 // is worth i + 1 points (amount (i + 1) x 100 minor at club-a's 1 %), so a
 // lost or doubled award shows in the sum as well as in the count.
 inline std::vector<Award> plan_awards(const std::vector<std::string>& members, int per_member,
-                                      const std::string& prefix) {
+                                      const std::string& prefix, const std::string& ref = "club-a") {
   std::vector<Award> out;
   for (const auto& m : members) {
     for (int i = 0; i < per_member; ++i) {
@@ -84,7 +84,7 @@ inline std::vector<Award> plan_awards(const std::vector<std::string>& members, i
       a.tx = prefix + "-" + m + "-" + std::to_string(i);
       a.key = "k-" + a.tx;
       a.points = i + 1;
-      a.body = settle_body("club-a", m, a.tx, (i + 1) * 100);
+      a.body = settle_body(ref, m, a.tx, (i + 1) * 100);
       out.push_back(std::move(a));
     }
   }
@@ -147,15 +147,15 @@ inline std::string capture(const std::string& cmd) {
   return out;
 }
 
-// psql's unaligned output of one query against the stack's database.
-inline std::string psql(const std::string& sql) {
-  return capture("psql '" + env("MR_DSN") + "' -XtAq -F ' ' -c \"" + sql + "\"");
+// psql's unaligned output of one query against the stack's database (or `dsn`).
+inline std::string psql(const std::string& sql, const std::string& dsn = {}) {
+  return capture("psql '" + (dsn.empty() ? env("MR_DSN") : dsn) + "' -XtAq -F ' ' -c \"" + sql + "\"");
 }
 
 // A query's rows as first column -> the rest ("a b c" -> {a: "b c"}).
-inline std::map<std::string, std::string> psql_pairs(const std::string& sql) {
+inline std::map<std::string, std::string> psql_pairs(const std::string& sql, const std::string& dsn = {}) {
   std::map<std::string, std::string> out;
-  const std::string rows = psql(sql);
+  const std::string rows = psql(sql, dsn);
   for (std::size_t at = 0; at < rows.size();) {
     std::size_t eol = rows.find('\n', at);
     if (eol == std::string::npos) eol = rows.size();
@@ -174,8 +174,11 @@ inline std::string nginx_pids(const std::string& stack_dir) {
 
 // Every award acknowledged, no unexpected answer, each transaction's award
 // entry in the ledger exactly once with its points, and each member's
-// balance exactly the sum of its awards.
-inline void expect_each_applied_once(MrClient& c, const std::vector<Award>& awards, const std::string& prefix) {
+// balance exactly the sum of its awards. `dsn`: the database that keeps the
+// club's books and is the catalogue mrctl audits from (the stack's when
+// empty).
+inline void expect_each_applied_once(MrClient& c, const std::vector<Award>& awards, const std::string& prefix,
+                                     const std::string& dsn = {}) {
   std::map<std::string, std::int64_t> want_balance;
   int unacked = 0;
   for (const auto& a : awards) {
@@ -190,7 +193,7 @@ inline void expect_each_applied_once(MrClient& c, const std::vector<Award>& awar
   const std::string sql =
       "SELECT external_tx_id, count(*), sum(delta_available) FROM ledger_entries "
       "WHERE entry_type = 'earn_award' AND external_tx_id LIKE '" + prefix + "-%' GROUP BY 1";
-  const auto entries = psql_pairs(sql);
+  const auto entries = psql_pairs(sql, dsn);
   int wrong = 0;
   for (const auto& a : awards) {
     const std::string want = "1 " + std::to_string(a.points);
@@ -218,7 +221,10 @@ inline void expect_each_applied_once(MrClient& c, const std::vector<Award>& awar
     cr_assert_eq(r.status, 200, "%s", r.body.c_str());
     cr_expect_eq(i64(data_of(r), "pointsBalance"), points, "member %s", member.c_str());
   }
-  cr_expect_eq(sh(mrctl_cmd() + " audit >/dev/null"), 0, "mrctl audit found a difference");
+  const std::string audit = dsn.empty() ? mrctl_cmd()
+                                        : "'" + env("MR_MRCTL") + "' --dsn '" + dsn + "' --master-key '" +
+                                              env("MR_MASTER_KEY_FILE") + "'";
+  cr_expect_eq(sh(audit + " audit >/dev/null"), 0, "mrctl audit found a difference");
 }
 
 inline std::string error_log(const std::string& stack_dir) {

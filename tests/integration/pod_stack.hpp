@@ -1,0 +1,70 @@
+// Two pods on one machine for the pods tests: pod b's PostgreSQL cluster
+// (tests/integration/pod_cluster.sh), mrctl and psql against a given
+// database, and a club with its pool and a sandbox key.
+#pragma once
+
+#include <criterion/criterion.h>
+#include <unistd.h>
+
+#include <string>
+
+#include "tests/integration/ledger_helpers.hpp"
+#include "tests/integration/own_node.hpp"
+
+namespace mr::test {
+
+inline std::string mrctl(const std::string& dsn, const std::string& args) {
+  const Run r = run("'" + env("MR_MRCTL") + "' --dsn '" + dsn + "' --master-key '" + env("MR_MASTER_KEY_FILE") +
+                    "' " + args);
+  cr_assert_eq(r.rc, 0, "mrctl %s: %s", args.c_str(), r.out.c_str());
+  return r.out;
+}
+
+// Pod b's PostgreSQL, stopped and removed when the test ends.
+struct PodCluster {
+  std::string dir = "/tmp/mr-pod-b-" + std::to_string(::getpid());
+  std::string script = env("MR_REPO") + "/tests/integration/pod_cluster.sh";
+  std::string conninfo;
+  PodCluster() {
+    const Run r = run("'" + script + "' up '" + dir + "' " + std::to_string(free_port()));
+    cr_assert_eq(r.rc, 0, "%s", r.out.c_str());
+    conninfo = r.out.substr(0, r.out.find('\n'));
+  }
+  ~PodCluster() { run("'" + script + "' down '" + dir + "'"); }
+  void stop() const { cr_assert_eq(run("'" + script + "' stop '" + dir + "'").rc, 0); }
+  void start() const { cr_assert_eq(run("'" + script + "' start '" + dir + "'").rc, 0); }
+  // Migrated, then named pod b in `catalogue`'s directory.
+  void add_to(const std::string& catalogue) const {
+    const Run migrated = run("'" + env("MR_MRCTL") + "' migrate --dsn '" + conninfo + "'");
+    cr_assert_eq(migrated.rc, 0, "%s", migrated.out.c_str());
+    mrctl(catalogue, "pod add --pod b --conninfo '" + conninfo + "'");
+  }
+};
+
+inline std::string psql_value(const std::string& dsn, const std::string& sql) {
+  const Run r = run("psql '" + dsn + "' -XqAtc \"" + sql + "\"");
+  cr_assert_eq(r.rc, 0, "%s", r.out.c_str());
+  std::string out = r.out;
+  while (!out.empty() && out.back() == '\n') out.pop_back();
+  return out;
+}
+
+inline std::string json_field(const std::string& json, const std::string& name) {
+  const auto d = parse_json(json);
+  cr_assert(d.IsObject() && d.HasMember(name.c_str()) && d[name.c_str()].IsString(), "%s", json.c_str());
+  return d[name.c_str()].GetString();
+}
+
+struct Club {
+  std::string ref, key_id, secret;
+};
+
+inline Club make_club(const std::string& catalogue, const std::string& ref, const std::string& pod_flag) {
+  mrctl(catalogue, "club create --ref " + ref + " --name '" + ref + "' --earn-rate-bp 100 --currencies GBP " +
+                       pod_flag);
+  mrctl(catalogue, "pool topup --ref " + ref + " --points 1000000000");
+  const std::string key = mrctl(catalogue, "key issue --ref " + ref + " --env sandbox");
+  return {ref, json_field(key, "keyId"), json_field(key, "secret")};
+}
+
+}  // namespace mr::test

@@ -1,0 +1,231 @@
+// Moving a club between pods under load (issue 29, item 3; mrctl club move,
+// 020_club_move.sql). Settles retried with their idempotency keys, as a
+// partner retries a 503, run on the club while it moves home -> b, nginx
+// reloads, b -> home, reload again; balance reads run all along; an events
+// consumer pages on from a cursor it got before the first move. Every
+// award is in the books exactly once, replays answer the acknowledged
+// body, the consumer sees every event once with gapless memberSequence,
+// deliveries go on from the club's new pod, both pods' audits are clean,
+// and a finished move leaves none of the club's rows where it was.
+#include <criterion/criterion.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/integration/ledger_helpers.hpp"
+#include "tests/integration/own_node.hpp"
+#include "tests/integration/pod_stack.hpp"
+#include "tests/integration/retried_load.hpp"
+#include "tests/integration/webhook_receiver.hpp"
+
+namespace {
+
+using namespace mr::test;
+using namespace std::chrono_literals;
+
+// An events consumer: pages from its cursor until a page comes back empty,
+// keeping every entry it was shown.
+struct Consumer {
+  std::string cursor;
+  std::vector<std::string> ids;
+  std::map<std::string, std::vector<std::int64_t>> sequences;  // member -> memberSequence as shown
+  std::set<std::string> settled_txs;
+  void page_to_end(mr::MrClient& c) {
+    for (;;) {
+      const auto r = c.get("/api/v1/events?limit=25" + (cursor.empty() ? "" : "&after=" + cursor));
+      cr_assert_eq(r.status, 200, "events: %s", r.body.c_str());
+      const auto data = data_of(r);
+      cursor = s(data, "nextAfter");
+      const auto& entries = data["entries"];
+      if (entries.Empty()) return;
+      for (const auto& e : entries.GetArray()) {
+        ids.push_back(s(e, "id"));
+        const auto& d = e["data"];
+        sequences[s(d, "externalMemberId")].push_back(i64(d, "memberSequence"));
+        if (s(e, "type") == "transaction.settled") settled_txs.insert(s(d, "externalTransactionId"));
+      }
+    }
+  }
+};
+
+// The club's rows in one database, by table (the clubs row aside).
+std::string books_in(const std::string& dsn, const std::string& club_id) {
+  return psql_value(dsn,
+                    "SELECT (SELECT count(*) FROM members WHERE club_id = " + club_id + ") || ' ' || "
+                    "(SELECT count(*) FROM ledger_entries WHERE club_id = " + club_id + ") || ' ' || "
+                    "(SELECT count(*) FROM idempotency_records WHERE club_id = " + club_id + ") || ' ' || "
+                    "(SELECT count(*) FROM events WHERE club_id = " + club_id + ") || ' ' || "
+                    "(SELECT count(*) FROM webhook_endpoints WHERE club_id = " + club_id + ") || ' ' || "
+                    "(SELECT count(*) FROM event_cursor_aliases WHERE club_id = " + club_id + ") || ' ' || "
+                    "(SELECT coalesce(sum(points), 0) FROM club_pool_stripes WHERE club_id = " + club_id + ")");
+}
+
+}  // namespace
+
+Test(pods_move, a_club_moved_under_load_loses_and_doubles_nothing, .timeout = 240) {
+  Database home("pods_move");
+  cr_assert_eq(home.migrate().rc, 0);
+  const PodCluster b;
+  b.add_to(home.dsn());
+  const Club club = make_club(home.dsn(), "move-club", "");
+  const std::string id = psql_value(home.dsn(), "SELECT club_id FROM clubs WHERE partner_ref = 'move-club'");
+
+  NodeConf conf;
+  conf.catalogue_dsn = home.dsn();
+  conf.ledger_dsn = home.dsn();
+  conf.webhooks = "mr_webhook_poll 1s; mr_webhook_schedule 0 1s 1s 1s; mr_webhook_timeout 2s;";
+  Node node(conf);
+  node.start();
+  mr::MrClient c(node.base_url(), club.key_id, club.secret);
+  WebhookReceiver hooks;
+  const auto endpoint = c.post("/api/v1/webhook-endpoints",
+                               R"({"partnerRef":"move-club","url":")" + hooks.url("/move") + R"("})", unique("we"));
+  cr_assert_eq(endpoint.status, 201, "%s", endpoint.body.c_str());
+
+  std::vector<std::string> members;
+  for (int i = 0; i < 4; ++i) members.push_back(onboard_member(c, club.ref));
+  const std::string prefix = unique("mv");
+  auto awards = plan_awards(members, 50, prefix, club.ref);
+  // The consumer's cursor from before the move: it has seen the members.
+  Consumer consumer;
+  consumer.page_to_end(c);
+  cr_assert_eq(consumer.ids.size(), 4u);
+
+  // The load: every award retried until acknowledged, with its own key.
+  std::atomic<std::size_t> next{0};
+  std::atomic<int> acked{0};
+  std::vector<std::thread> writers;
+  for (int t = 0; t < 4; ++t) {
+    writers.emplace_back([&] {
+      mr::MrClient w(node.base_url(), club.key_id, club.secret);
+      for (std::size_t i; (i = next++) < awards.size();) {
+        apply_with_retries(awards[i], [&](int) -> mr::MrClient& { return w; });
+        if (awards[i].acked) acked++;
+      }
+    });
+  }
+  // Reads all along: a balance is answered whatever the moves are at
+  // (a connection closed by a reload is asked again).
+  std::atomic<bool> stop_reads{false};
+  std::atomic<int> reads_ok{0}, reads_failed{0};
+  std::string read_failure;
+  std::thread reader([&] {
+    mr::MrClient r(node.base_url(), club.key_id, club.secret);
+    while (!stop_reads) {
+      const auto got = r.get("/api/v1/members/" + members[0] + "/balance");
+      if (got.status == 200) {
+        reads_ok++;
+      } else if (got.status != 0) {
+        reads_failed++;
+        read_failure = std::to_string(got.status) + " " + got.body;
+      }
+    }
+  });
+  const auto wait_acked = [&](int n) {
+    cr_assert(eventually([&] { return acked >= n; }, 60s), "only %d acknowledged", acked.load());
+  };
+  // A reload, done once the workers from before it have exited: until
+  // then they route the club to the pod it left (the operator's "every
+  // node has reloaded" before club finish-move).
+  const auto reload = [&] {
+    const auto old_workers = children_of(node.master_pid());
+    cr_assert_eq(run(node.nginx("-s reload")).rc, 0, "%s", node.log().c_str());
+    cr_assert(eventually(
+                  [&] {
+                    const auto now = children_of(node.master_pid());
+                    return std::none_of(old_workers.begin(), old_workers.end(),
+                                        [&](pid_t p) { return now.contains(p); });
+                  },
+                  30s),
+              "the workers from before the reload are still there");
+  };
+
+  wait_acked(30);
+  const std::string first_acked_key = [&] {
+    for (const auto& a : awards) {
+      if (a.acked) return a.key;
+    }
+    return std::string();
+  }();
+  const int reads_before = reads_ok;
+  const std::string out = mrctl(home.dsn(), "club move --ref move-club --to b");
+  cr_expect(out.find("\"to\":\"b\"") != std::string::npos, "%s", out.c_str());
+  cr_expect_eq(psql_value(home.dsn(), "SELECT pod FROM clubs WHERE club_id = " + id), std::string("b"));
+  reload();
+  wait_acked(100);
+  // The consumer goes on in pod b from its cursor of the home pod.
+  consumer.page_to_end(c);
+  mrctl(home.dsn(), "club finish-move --ref move-club");
+  cr_expect_eq(books_in(home.dsn(), id), std::string("0 0 0 0 0 0 0"), "home kept rows of the moved club");
+
+  const std::string back = mrctl(home.dsn(), "club move --ref move-club --to home");
+  cr_expect(back.find("\"to\":\"home\"") != std::string::npos, "%s", back.c_str());
+  reload();
+  for (auto& t : writers) t.join();
+  mrctl(home.dsn(), "club finish-move --ref move-club");
+  cr_expect_eq(psql_value(b.conninfo, "SELECT count(*) FROM clubs WHERE club_id = " + id), std::string("0"));
+  cr_expect_eq(books_in(b.conninfo, id), std::string("0 0 0 0 0 0 0"), "pod b kept rows of the moved club");
+  stop_reads = true;
+  reader.join();
+  cr_expect_eq(reads_failed.load(), 0, "%d reads failed, last: %s", reads_failed.load(), read_failure.c_str());
+  cr_expect_gt(reads_ok.load(), reads_before, "no read answered while the club moved");
+
+  // The writes did pause: some award was answered 503 (or refused by a
+  // worker not yet reloaded) and retried.
+  const auto retried = std::count_if(awards.begin(), awards.end(), [](const Award& a) { return a.attempts > 1; });
+  cr_log_info("pods_move: %ld of %zu awards retried; moves: %s | %s", static_cast<long>(retried), awards.size(),
+              out.c_str(), back.c_str());
+  cr_expect_gt(retried, 0, "no write was refused while the club moved");
+
+  // Every award once, every acknowledged one there; audits of every pod.
+  expect_each_applied_once(c, awards, prefix, home.dsn());
+  // A key acknowledged before the moves, its Redis record gone (and the
+  // workers that cached it replaced by the reloads): replayed with the same
+  // body by the database's record, which moved there and back.
+  for (const auto& a : awards) {
+    if (a.key != first_acked_key) continue;
+    cr_assert_eq(sh(redis_cli() + "DEL 'mr:idem:" + id + ":" + a.key + "' >/dev/null"), 0);
+    const auto from_db = c.post("/api/v1/transactions/settled", a.body, a.key);
+    cr_expect_eq(from_db.status, 200, "%s", from_db.body.c_str());
+    cr_expect_eq(header(from_db, "x-mr-idempotent-replay"), std::string("true"));
+    cr_expect_eq(from_db.body, a.final_body);
+  }
+
+  // The consumer, from its cursor of pod b, now in home: every event once,
+  // each member's sequence gapless, every award's event among them.
+  consumer.page_to_end(c);
+  cr_expect_eq(std::set<std::string>(consumer.ids.begin(), consumer.ids.end()).size(), consumer.ids.size(),
+               "an event was shown twice");
+  // No order between events is promised (memberSequence orders a
+  // member's): each member's values are exactly 1..n.
+  for (auto [member, seq] : consumer.sequences) {
+    std::sort(seq.begin(), seq.end());
+    for (std::size_t i = 0; i < seq.size(); ++i) {
+      cr_expect_eq(seq[i], static_cast<std::int64_t>(i + 1), "member %s: sequence %lld at %zu", member.c_str(),
+                   static_cast<long long>(seq[i]), i);
+    }
+  }
+  cr_expect_eq(consumer.ids.size(), 4 + awards.size());
+  int missing = 0;
+  for (const auto& a : awards) missing += consumer.settled_txs.count(a.tx) == 0 ? 1 : 0;
+  cr_expect_eq(missing, 0, "%d awards' events not shown", missing);
+
+  // Deliveries went on from each pod the club was in: every award's event
+  // reached the endpoint.
+  const auto all_delivered = [&](const std::vector<ReceivedHook>& got) {
+    std::set<std::string> seen;
+    for (const auto& h : got) {
+      for (const auto& a : awards) {
+        if (h.body.find("\"" + a.tx + "\"") != std::string::npos) seen.insert(a.tx);
+      }
+    }
+    return seen.size() == awards.size();
+  };
+  cr_expect(hooks.wait_for(all_delivered, 30s), "deliveries: %zu\n%s", hooks.count(), node.log().c_str());
+}

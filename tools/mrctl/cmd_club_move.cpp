@@ -1,0 +1,234 @@
+// mrctl club move|finish-move: a club's books from one pod to another under
+// load (migration 020_club_move.sql, docs/architecture.md, Pods). The
+// source refuses the club's writes (503, Retry-After) from the mark until
+// the nodes route to the target; reads go on meanwhile.
+#include <chrono>
+#include <iostream>
+#include <thread>
+
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include "tools/mrctl/command.hpp"
+#include "tools/mrctl/pod_name.hpp"
+#include "tools/mrctl/schema.hpp"
+
+namespace mr::ctl {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Club {
+  std::string id, pod;
+};
+
+Club locate(Context& ctx, const std::string& ref) {
+  auto r = ctx.exec("SELECT club_id, coalesce(pod, 'home') FROM clubs WHERE partner_ref = $1", {ref});
+  if (PQntuples(r.get()) == 0) throw Failure{"no club " + ref};
+  return {pg::value(r.get(), 0, 0), pg::value(r.get(), 0, 1)};
+}
+
+std::string pod_argument(Context& ctx) {
+  const std::string to = ctx.required("to");
+  if (to == kHomePod) return to;
+  if (auto problem = pod_name_problem(to)) throw Failure{"--to: " + *problem, 2};
+  return to;
+}
+
+void require_current(Context& ctx, const std::string& pod, PGconn* conn) {
+  const SchemaCheck schema = read_schema(ctx, conn);
+  if (!schema.current) throw Failure{"pod " + pod + "'s schema is not current (" + schema.problem + "): run mrctl migrate"};
+}
+
+// Polls `count_sql` (one count, $1) until it answers 0, or fails naming `what`.
+void wait_for_zero(Context& ctx, PGconn* conn, std::string_view count_sql, const std::string& param,
+                   Clock::time_point deadline, std::string_view what) {
+  for (;;) {
+    if (pg::value(ctx.exec(conn, count_sql, {param}).get(), 0, 0) == "0") return;
+    if (Clock::now() > deadline) throw Failure{"gave up waiting for " + std::string(what)};
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
+// After the mark committed: no write that read the club's row before it
+// can still commit. A writer that started before the mark holds a
+// snapshot at or below the mark's xid until its statement ends; one that
+// has ended its statement but not committed is in the snapshot taken
+// next. Sessions of other roles show their xmin only to a role in
+// pg_read_all_stats (or a superuser), so that is required.
+void wait_out_writers(Context& ctx, PGconn* source, const std::string& mark_xid, Clock::time_point deadline) {
+  wait_for_zero(ctx, source,
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                "AND backend_type = 'client backend' AND pid <> pg_backend_pid() AND backend_xmin IS NOT NULL "
+                "AND age(backend_xmin) >= age($1::xid)",
+                mark_xid, deadline, "sessions whose snapshots began before the mark (long transactions?)");
+  const std::string snapshot = pg::value(ctx.exec(source, "SELECT pg_current_snapshot()::text").get(), 0, 0);
+  wait_for_zero(ctx, source,
+                "SELECT count(*) FROM pg_snapshot_xip($1::pg_snapshot) x "
+                "WHERE pg_xact_status(x) = 'in progress'",
+                snapshot, deadline, "transactions running at the mark to end");
+}
+
+void require_stats_role(Context& ctx, const std::string& pod, PGconn* conn) {
+  auto r = ctx.exec(conn,
+                    "SELECT rolsuper OR pg_has_role(current_user, 'pg_read_all_stats', 'MEMBER') FROM pg_roles "
+                    "WHERE rolname = current_user");
+  if (pg::value(r.get(), 0, 0) != "t") {
+    throw Failure{"pod " + pod + ": the role mrctl connects as must be a member of pg_read_all_stats (or a "
+                  "superuser) to see every session's snapshot while the club's writes pause"};
+  }
+}
+
+struct Export {
+  std::string books, summary;
+};
+
+// One REPEATABLE READ snapshot: the books, what the target must agree on,
+// and the source's own audit of the club (which must be clean).
+Export export_books(Context& ctx, PGconn* source, const std::string& pod, const std::string& club_id) {
+  Export out;
+  ctx.exec(source, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
+  try {
+    auto r = ctx.exec(source,
+                      "SELECT mr_club_export($1)::text, mr_club_summary($1)::text, "
+                      "(SELECT string_agg(a, '; ') FROM mr_audit_club($1) a)",
+                      {club_id});
+    ctx.exec(source, "COMMIT");
+    if (!PQgetisnull(r.get(), 0, 2)) throw Failure{"pod " + pod + "'s audit of the club: " + pg::value(r.get(), 0, 2)};
+    out.books = pg::value(r.get(), 0, 0);
+    out.summary = pg::value(r.get(), 0, 1);
+  } catch (...) {
+    PQclear(PQexec(source, "ROLLBACK"));
+    throw;
+  }
+  return out;
+}
+
+// The copy in one transaction of the target, committed only when the
+// target's audit of the club is clean and its summary is the source's.
+std::string import_books(Context& ctx, PGconn* target, const std::string& pod, const std::string& club_id,
+                         const Export& books) {
+  std::string counts;
+  ctx.in_transaction(target, [&] {
+    counts = pg::value(ctx.exec(target, "SELECT mr_club_import($1::jsonb)::text", {books.books}).get(), 0, 0);
+    auto r = ctx.exec(target,
+                      "SELECT mr_club_summary($1) = $2::jsonb, mr_club_summary($1)::text, "
+                      "(SELECT string_agg(a, '; ') FROM mr_audit_club($1) a)",
+                      {club_id, books.summary});
+    if (!PQgetisnull(r.get(), 0, 2)) throw Failure{"pod " + pod + "'s audit of the copy: " + pg::value(r.get(), 0, 2)};
+    if (pg::value(r.get(), 0, 0) != "t") {
+      throw Failure{"the copy in pod " + pod + " does not match the source: " + pg::value(r.get(), 0, 1) +
+                    " against " + books.summary};
+    }
+  });
+  return counts;
+}
+
+int club_move(Context& ctx) {
+  const std::string ref = ctx.required("ref");
+  check_ref(ref);
+  const std::string to = pod_argument(ctx);
+  const auto wait_s = ctx.has("wait-seconds") ? ctx.integer("wait-seconds", 1, 3600) : 60;
+  const Club club = locate(ctx, ref);
+  if (club.pod == to) throw Failure{"club " + ref + " is already in pod " + to};
+  PGconn* source = ctx.pod_db(club.pod);
+  PGconn* target = ctx.pod_db(to);
+  require_current(ctx, club.pod, source);
+  require_current(ctx, to, target);
+  require_stats_role(ctx, club.pod, source);
+  if (pg::value(ctx.exec(target, "SELECT mr_club_has_books($1)", {club.id}).get(), 0, 0) == "t") {
+    throw Failure{"pod " + to + " already holds books of club " + ref +
+                  " (an earlier move out of it not finished? mrctl club finish-move --ref " + ref + ")"};
+  }
+
+  const auto started = Clock::now();
+  auto mark = ctx.exec(source,
+                       "UPDATE clubs SET moving = true WHERE club_id = $1 "
+                       "RETURNING (pg_current_xact_id()::text::numeric % 4294967296)::text",
+                       {club.id});
+  if (PQntuples(mark.get()) != 1) throw Failure{"club " + ref + " is not in pod " + club.pod + "'s database"};
+  std::string counts;
+  try {
+    wait_out_writers(ctx, source, pg::value(mark.get(), 0, 0), started + std::chrono::seconds(wait_s));
+    counts = import_books(ctx, target, to, club.id, export_books(ctx, source, club.pod, club.id));
+  } catch (const Failure& f) {
+    // Nothing was copied (the target's transaction rolled back): the club
+    // writes where it is again.
+    ctx.exec(source, "UPDATE clubs SET moving = false WHERE club_id = $1", {club.id});
+    throw Failure{f.message + "; the club stays in pod " + club.pod + ", writes resumed"};
+  }
+  try {
+    ctx.exec("UPDATE clubs SET pod = $2 WHERE club_id = $1",
+             {club.id, to == kHomePod ? std::nullopt : std::optional<std::string>(to)});
+  } catch (const Failure& f) {
+    throw Failure{"the books are copied to pod " + to + " but the directory did not change (" + f.message +
+                  "): the club's writes stay refused; set clubs.pod of club_id " + club.id + " to " + to +
+                  " in the catalogue, or remove the copy"};
+  }
+  const auto paused_ms = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started).count();
+  rapidjson::StringBuffer out;
+  rapidjson::Writer<rapidjson::StringBuffer> w(out);
+  w.StartObject();
+  w.Key("partnerRef");
+  w.String(ref.c_str());
+  w.Key("from");
+  w.String(club.pod.c_str());
+  w.Key("to");
+  w.String(to.c_str());
+  w.Key("copied");
+  w.RawValue(counts.c_str(), counts.size(), rapidjson::kObjectType);
+  w.Key("copyMs");
+  w.Int64(paused_ms);
+  w.Key("next");
+  const std::string next = "reload every node (nginx -s reload); writes resume there. Then mrctl club finish-move --ref " + ref;
+  w.String(next.c_str());
+  w.EndObject();
+  std::cout << out.GetString() << "\n";
+  return 0;
+}
+
+// Once every node routes to the club's pod: its rows out of every other
+// pod still holding them marked moving.
+int club_finish_move(Context& ctx) {
+  const std::string ref = ctx.required("ref");
+  check_ref(ref);
+  const Club club = locate(ctx, ref);
+  auto here = ctx.exec(ctx.pod_db(club.pod), "SELECT NOT moving FROM clubs WHERE club_id = $1", {club.id});
+  if (PQntuples(here.get()) != 1 || pg::value(here.get(), 0, 0) != "t") {
+    throw Failure{"club " + ref + " is not writable in pod " + club.pod + ", where the directory routes it"};
+  }
+  rapidjson::StringBuffer out;
+  rapidjson::Writer<rapidjson::StringBuffer> w(out);
+  w.StartObject();
+  w.Key("partnerRef");
+  w.String(ref.c_str());
+  w.Key("pod");
+  w.String(club.pod.c_str());
+  w.Key("removedFrom");
+  w.StartObject();
+  for (const std::string& pod : ctx.pod_names()) {
+    if (pod == club.pod) continue;
+    PGconn* conn = ctx.pod_db(pod);
+    const bool home = pod == kHomePod;
+    auto left = ctx.exec(conn, "SELECT mr_club_has_books($1) FROM clubs WHERE club_id = $1 AND moving", {club.id});
+    // The catalogue's row stays (marked): only books are removed there.
+    if (PQntuples(left.get()) == 0 || (home && pg::value(left.get(), 0, 0) != "t")) continue;
+    auto r = ctx.exec(conn, "SELECT mr_club_purge($1, $2)::text", {club.id, home ? "true" : "false"});
+    const std::string removed = pg::value(r.get(), 0, 0);
+    w.Key(pod.c_str());
+    w.RawValue(removed.c_str(), removed.size(), rapidjson::kObjectType);
+  }
+  w.EndObject();
+  w.EndObject();
+  std::cout << out.GetString() << "\n";
+  return 0;
+}
+
+Register r1("club move", "--ref REF --to POD [--wait-seconds N]",
+            "move a club's books to pod POD (home: the catalogue's): writes pause (503) until nodes reload",
+            club_move);
+Register r2("club finish-move", "--ref REF",
+            "after every node reloaded: remove a moved club's books from the pod it left", club_finish_move);
+
+}  // namespace
+}  // namespace mr::ctl
