@@ -62,8 +62,15 @@ inline constexpr std::string_view webhook_report =
     "SELECT mr_webhook_report($1::bigint, $2::int, $3::int, $4, $5::int, $6::int, $7::int[])";
 // The reports of one pass of the engine's loop in one transaction: a jsonb
 // array of {d, a, s, e, ms, ra} (report's parameters), schedule ms[].
+// Planned afresh at every call (plan_cache_mode, for this transaction, set
+// before the function runs: its argument): the PL/pgSQL function's
+// `delivery_id = ANY (ids)` statements otherwise keep the generic plan a
+// connection made while webhook_deliveries was small, a sequential scan
+// of every delivery per batch (bench/RESULTS.md, Events).
 inline constexpr std::string_view webhook_report_batch =
-    "SELECT delivery_id, attempt, next FROM mr_webhook_report_batch($1::jsonb, $2::int[])";
+    "SELECT delivery_id, attempt, next FROM mr_webhook_report_batch("
+    "CASE WHEN set_config('plan_cache_mode', 'force_custom_plan', true) IS NOT NULL THEN $1::jsonb END, "
+    "$2::int[])";
 
 // The ops listener's webhook calls (ops_api.cpp; mrctl runs the same
 // functions): partner ref or NULL; and limit; endpoint and status; endpoint
