@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <chrono>
 #include <map>
 #include <set>
@@ -53,6 +54,14 @@ struct Consumer {
     }
   }
 };
+
+// mrctl against the catalogue `dsn`, expected to fail: what it said.
+std::string mrctl_refused(const std::string& dsn, const std::string& args) {
+  const Run r = run("'" + env("MR_MRCTL") + "' --dsn '" + dsn + "' --master-key '" + env("MR_MASTER_KEY_FILE") +
+                    "' " + args);
+  cr_expect_neq(r.rc, 0, "mrctl %s succeeded: %s", args.c_str(), r.out.c_str());
+  return r.out;
+}
 
 // The club's rows in one database, by table (the clubs row aside).
 std::string books_in(const std::string& dsn, const std::string& club_id) {
@@ -179,8 +188,8 @@ Test(pods_move, a_club_moved_under_load_loses_and_doubles_nothing, .timeout = 24
   // The writes did pause: some award was answered 503 (or refused by a
   // worker not yet reloaded) and retried.
   const auto retried = std::count_if(awards.begin(), awards.end(), [](const Award& a) { return a.attempts > 1; });
-  cr_log_info("pods_move: %ld of %zu awards retried; moves: %s | %s", static_cast<long>(retried), awards.size(),
-              out.c_str(), back.c_str());
+  std::fprintf(stderr, "pods_move: %ld of %zu awards retried; moves: %s%s", static_cast<long>(retried),
+               awards.size(), out.c_str(), back.c_str());
   cr_expect_gt(retried, 0, "no write was refused while the club moved");
 
   // Every award once, every acknowledged one there; audits of every pod.
@@ -228,4 +237,51 @@ Test(pods_move, a_club_moved_under_load_loses_and_doubles_nothing, .timeout = 24
     return seen.size() == awards.size();
   };
   cr_expect(hooks.wait_for(all_delivered, 30s), "deliveries: %zu\n%s", hooks.count(), node.log().c_str());
+}
+
+// What club move refuses changes nothing: an unknown pod, the club's own
+// pod, books that do not pass the audit (the copy rolled back, the mark
+// cleared, writes resume where the club is), a target still holding the
+// club's books (a move not finished).
+Test(pods_move, a_refused_move_changes_nothing, .timeout = 120) {
+  Database home("pods_refuse");
+  cr_assert_eq(home.migrate().rc, 0);
+  const PodCluster b;
+  b.add_to(home.dsn());
+  make_club(home.dsn(), "refuse-club", "");
+  const std::string id = psql_value(home.dsn(), "SELECT club_id FROM clubs WHERE partner_ref = 'refuse-club'");
+  cr_assert_eq(psql_value(home.dsn(), "SELECT mr_write('member', " + id + ", 'refuse-club', 'k1', 'f', 'r', "
+                                      "jsonb_build_object('partnerRef', 'refuse-club', 'externalMemberId', 'm1', "
+                                      "'firstName', 'A', 'lastName', 'B', 'email', 'a@b.c')) ->> 'outcome'"),
+               std::string("created"));
+  const auto where = [&] {
+    return psql_value(home.dsn(), "SELECT coalesce(pod, 'home') || ' ' || moving FROM clubs WHERE club_id = " + id);
+  };
+
+  std::string out = mrctl_refused(home.dsn(), "club move --ref refuse-club --to nowhere");
+  cr_expect(out.find("no pod nowhere") != std::string::npos, "%s", out.c_str());
+  out = mrctl_refused(home.dsn(), "club move --ref refuse-club --to home");
+  cr_expect(out.find("already in pod home") != std::string::npos, "%s", out.c_str());
+  cr_expect_eq(where(), std::string("home false"));
+
+  // A balance its entries do not explain: the source's audit stops the move.
+  psql_value(home.dsn(), "UPDATE members SET available = available + 1 WHERE club_id = " + id);
+  out = mrctl_refused(home.dsn(), "club move --ref refuse-club --to b");
+  cr_expect(out.find("audit") != std::string::npos && out.find("writes resumed") != std::string::npos, "%s",
+            out.c_str());
+  cr_expect_eq(where(), std::string("home false"));
+  cr_expect_eq(psql_value(b.conninfo, "SELECT count(*) FROM clubs"), std::string("0"));
+  psql_value(home.dsn(), "UPDATE members SET available = available - 1 WHERE club_id = " + id);
+
+  // Moved but not finished: home still holds the books, so no move back yet.
+  mrctl(home.dsn(), "club move --ref refuse-club --to b");
+  cr_expect_eq(where(), std::string("b true"));
+  out = mrctl_refused(home.dsn(), "club move --ref refuse-club --to home");
+  cr_expect(out.find("already holds books") != std::string::npos, "%s", out.c_str());
+  cr_expect_eq(psql_value(b.conninfo, "SELECT moving FROM clubs WHERE club_id = " + id), std::string("f"));
+  mrctl(home.dsn(), "club finish-move --ref refuse-club");
+  mrctl(home.dsn(), "club move --ref refuse-club --to home");
+  cr_expect_eq(where(), std::string("home false"));
+  cr_expect_eq(psql_value(home.dsn(), "SELECT count(*) FROM members WHERE club_id = " + id), std::string("1"));
+  mrctl(home.dsn(), "audit");
 }
