@@ -263,6 +263,11 @@ Test(pods_move, a_refused_move_changes_nothing, .timeout = 120) {
   out = mrctl_refused(home.dsn(), "club move --ref refuse-club --to home");
   cr_expect(out.find("already in pod home") != std::string::npos, "%s", out.c_str());
   cr_expect_eq(where(), std::string("home false"));
+  // The mark an interrupted move left: lifted by a move to where it is.
+  psql_value(home.dsn(), "UPDATE clubs SET moving = true WHERE club_id = " + id);
+  out = mrctl(home.dsn(), "club move --ref refuse-club --to home");
+  cr_expect(out.find("\"markLifted\":true") != std::string::npos, "%s", out.c_str());
+  cr_expect_eq(where(), std::string("home false"));
 
   // A balance its entries do not explain: the source's audit stops the move.
   psql_value(home.dsn(), "UPDATE members SET available = available + 1 WHERE club_id = " + id);

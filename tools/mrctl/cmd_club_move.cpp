@@ -130,8 +130,15 @@ int club_move(Context& ctx) {
   const std::string to = pod_argument(ctx);
   const auto wait_s = ctx.has("wait-seconds") ? ctx.integer("wait-seconds", 1, 3600) : 60;
   const Club club = locate(ctx, ref);
-  if (club.pod == to) throw Failure{"club " + ref + " is already in pod " + to};
   PGconn* source = ctx.pod_db(club.pod);
+  if (club.pod == to) {
+    // A move interrupted before its copy committed (mrctl killed) left the
+    // mark: moving the club to where it is lifts it.
+    auto lifted = ctx.exec(source, "UPDATE clubs SET moving = false WHERE club_id = $1 AND moving RETURNING 1", {club.id});
+    if (PQntuples(lifted.get()) == 0) throw Failure{"club " + ref + " is already in pod " + to};
+    std::cout << R"({"partnerRef":")" << ref << R"(","pod":")" << to << R"(","markLifted":true})" << "\n";
+    return 0;
+  }
   PGconn* target = ctx.pod_db(to);
   require_current(ctx, club.pod, source);
   require_current(ctx, to, target);
