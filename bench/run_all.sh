@@ -455,8 +455,11 @@ fi
 # at 32 clients, the API's concurrency and the target's floor, and at the
 # service's own number of PostgreSQL connections (workers x
 # mr_ledger_pool_size), since 32 clients queueing on one row can do less
-# than fewer would. Floor and API take turns, a slice each per round, as
-# the balance lines do; each line shows PostgreSQL's CPU per transaction.
+# than fewer would. A third row runs the service's own SQL, SELECT
+# mr_write(...) as the module sends it, from pgbench at that number of
+# connections: the API's distance from it is what the module adds. They
+# take turns, a slice each per round, as the balance lines do; each row
+# shows PostgreSQL's CPU per transaction.
 w_rounds=$([ $smoke = 1 ] && echo 1 || echo "${MR_BENCH_ROUNDS:-3}")
 w_slice=$(( secs / w_rounds > 0 ? secs / w_rounds : 1 ))  # pgbench -T takes whole seconds
 svc_conns=$(( $(sed -n 's/^ *worker_processes \([0-9]*\);.*/\1/p' "$dir/nginx/nginx.conf") *
@@ -477,32 +480,39 @@ w_turn() {
     -v r="$w_rounds" 'BEGIN { print a + (n > 0 ? (b - c) / 1000 / n : 0) / r }')
   tally "$key" "$w_rounds"
 }
-w_rows() {  # what ("reversal"/"redemption") script api-label: keys <what>-floor, -pool, -api
-  local f=$1-floor p=$1-pool a=$1-api
+w_rows() {  # what ("reversal"/"redemption") script api-label op: keys <what>-floor, -pool, -fn, -api
+  local f=$1-floor p=$1-pool a=$1-api fn=$1-fn
   row "pgbench -M prepared per-transaction $1 as plain SQL ($2), 32 clients (floor); PostgreSQL CPU $(printf '%.0f' "${t_pgcpu[$f]}") µs/tx" \
       "$(printf '%.1f' "${t_rate[$f]}")" "$(printf '%.3f' "${t_p50[$f]}") (avg)" - "${t_failed[$f]}" - "1.00" -
   row "the same, $svc_conns clients (the service's PostgreSQL connections); PostgreSQL CPU $(printf '%.0f' "${t_pgcpu[$p]}") µs/tx" \
       "$(printf '%.1f' "${t_rate[$p]}")" "$(printf '%.3f' "${t_p50[$p]}") (avg)" - "${t_failed[$p]}" - \
       "$(ratio "${t_rate[$p]}" "${t_rate[$f]}") of floor" -
+  row "pgbench SELECT mr_write('$4', ...) as the module sends it, $svc_conns clients (the service's SQL, no HTTP); PostgreSQL CPU $(printf '%.0f' "${t_pgcpu[$fn]}") µs/tx" \
+      "$(printf '%.1f' "${t_rate[$fn]}")" "$(printf '%.3f' "${t_p50[$fn]}") (avg)" - "${t_failed[$fn]}" - \
+      "$(ratio "${t_rate[$fn]}" "${t_rate[$f]}") of floor" -
   row "$3, 32 connections; PostgreSQL CPU $(printf '%.0f' "${t_pgcpu[$a]}") µs/req" "$(printf '%.1f' "${t_rate[$a]}")" \
       "$(printf '%.3f' "${t_p50[$a]}")" "${t_p99[$a]}" "${t_failed[$a]}" "$(printf '%.1f' "${t_cpu[$a]}")" \
-      "$(ratio "${t_rate[$a]}" "${t_rate[$f]}") of floor ($(ratio "${t_rate[$a]}" "${t_rate[$p]}") of $svc_conns clients)" "≥ 1.0"
+      "$(ratio "${t_rate[$a]}" "${t_rate[$f]}") of floor ($(ratio "${t_rate[$a]}" "${t_rate[$p]}") of $svc_conns clients, $(ratio "${t_rate[$a]}" "${t_rate[$fn]}") of mr_write)" "≥ 1.0"
 }
 
 if wants reversals; then
   # Each connection (client) reverses its own settled transactions in
   # order, one a request, all written before anything is timed
-  # (seed_settled.sql): rva<round>- for the API, rvp<round>- and
-  # rvp<round>s- for pgbench at 32 and at svc_conns clients. Per connection
-  # and round: MR_BENCH_REVERSALS, default 400 a second of the slice (12,800
-  # a second over 32); a side that ran out fails loudly (404, or an aborted
+  # (seed_settled.sql): rva<round>- for the API, rvp<round>- for pgbench at
+  # 32 clients, rvp<round>s- and rvf<round>- (its mr_write) at svc_conns.
+  # Per connection and round: MR_BENCH_REVERSALS, default 400 a second of
+  # the slice at 32 (12,800 a second over 32), as many over fewer clients
+  # (each does more); a side that ran out fails loudly (404, or an aborted
   # pgbench client), never quietly.
   per=${MR_BENCH_REVERSALS:-$(( w_slice * 400 ))}
-  prefixes=$(for ((round = 1; round <= w_rounds; round++)); do printf 'rva%s-,rvp%s-,rvp%ss-,' $round $round $round; done)
-  prefixes=${prefixes%,}
-  start=$(date +%s)
-  got=$(q -v club="$club" -v prefixes="$prefixes" -v n="$per" -f "$repo/bench/seed_settled.sql")
-  want=$(( 3 * w_rounds * 32 * per ))
+  per_svc=$(( per * 32 / svc_conns ))
+  start=$(date +%s) got=0
+  for side in "rva%s-,rvp%s-:32:$per" "rvp%ss-,rvf%s-:$svc_conns:$per_svc"; do
+    IFS=: read -r pattern conns n <<<"$side"
+    prefixes=$(for ((round = 1; round <= w_rounds; round++)); do printf "$pattern," $round $round; done)
+    got=$(( got + $(q -v club="$club" -v prefixes="${prefixes%,}" -v conns="$conns" -v n="$n" -f "$repo/bench/seed_settled.sql") ))
+  done
+  want=$(( 2 * w_rounds * (32 * per + svc_conns * per_svc) ))
   [ "$got" = "$want" ] || { echo "FAILED: seeding settled transactions: $got of $want written" >&2; exit 1; }
   echo "reversals (32 connections, $w_rounds rounds of ${w_slice}s; $want settled transactions seeded in $(( $(date +%s) - start ))s)" >&2
   for ((round = 1; round <= w_rounds; round++)); do
@@ -510,9 +520,11 @@ if wants reversals; then
       -D club="$club" -D round="$round" -D n=-1
     w_turn reversal-pool "$svc_conns" "pgbench reversal, $svc_conns clients, round $round" pgbench_reverse.sql \
       -D club="$club" -D round="${round}s" -D n=-1
+    w_turn reversal-fn "$svc_conns" "pgbench mr_write reverse, $svc_conns clients, round $round" pgbench_reverse_fn.sql \
+      -D club="$club" -D round="$round" -D n=-1
     w_turn reversal-api api "reversed POST, round $round" --reverse bench --member-prefix pgb- --tx-prefix "rva$round-"
   done
-  w_rows reversal pgbench_reverse.sql "signed reversed POST (whole amount)"
+  w_rows reversal pgbench_reverse.sql "signed reversed POST (whole amount)" reverse
 fi
 
 if wants redemptions; then
@@ -537,9 +549,11 @@ if wants redemptions; then
   for ((round = 1; round <= w_rounds; round++)); do
     w_turn redemption-floor 32 "pgbench redemption, 32 clients, round $round" pgbench_redeem.sql -D club="$club"
     w_turn redemption-pool "$svc_conns" "pgbench redemption, $svc_conns clients, round $round" pgbench_redeem.sql -D club="$club"
+    w_turn redemption-fn "$svc_conns" "pgbench mr_write redeem, $svc_conns clients, round $round" pgbench_redeem_fn.sql \
+      -D club="$club"
     w_turn redemption-api api "redemption POST, round $round" --redeem bench --member-prefix pgb- --expect 202
   done
-  w_rows redemption pgbench_redeem.sql "signed redemption POST (202, 1 point)"
+  w_rows redemption pgbench_redeem.sql "signed redemption POST (202, 1 point)" redeem
 fi
 
 if wants events; then

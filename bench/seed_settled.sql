@@ -3,7 +3,7 @@
 -- settled about 230 a second here, all in one transaction: 82 s for the
 -- smoke run's 19,200): for each prefix P of :prefixes (comma-separated),
 -- transaction P<c>-<s> of member pgb-<c>-<s % 16 + 1>, 1000 minor units at
--- 100 bp (10 points), for connections or clients c 0..31 and s 0..n-1, what
+-- 100 bp (10 points), for connections or clients c 0..conns-1 and s 0..n-1, what
 -- mr_load --reverse and pgbench_reverse.sql reverse, in order. Each with
 -- its earn_award entry (createdAt distinct, about 11 days in the past, below
 -- every entry the bench writes), the members' balance caches raised by
@@ -12,14 +12,14 @@
 -- finds are the ones settled POSTs leave. Prints how many were written.
 -- Vacuumed at the end, so that autovacuum does not take up the new rows
 -- during the first timed slice, which is always the 32-client floor's.
--- psql -v club=ID -v prefixes=P1,P2,... -v n=COUNT -f seed_settled.sql
+-- psql -v club=ID -v prefixes=P1,P2,... -v conns=C -v n=COUNT -f seed_settled.sql
 \set ON_ERROR_STOP on
 BEGIN;
 CREATE TEMP TABLE seed ON COMMIT DROP AS
 SELECT k.ext, m.member_id, (extract(epoch FROM now()) * 1000)::bigint - 1000000000 + k.i AS ms
 FROM (SELECT p || c || '-' || s AS ext, 'pgb-' || c || '-' || (s % 16 + 1) AS member,
              row_number() OVER () AS i
-      FROM unnest(string_to_array(:'prefixes', ',')) p, generate_series(0, 31) c, generate_series(0, :n - 1) s) k
+      FROM unnest(string_to_array(:'prefixes', ',')) p, generate_series(0, :conns - 1) c, generate_series(0, :n - 1) s) k
 JOIN members m ON m.club_id = :club AND m.external_id = k.member;
 INSERT INTO transactions (club_id, member_id, external_id, event_id, merchant_id, merchant_name, amount_minor,
                           currency, rate_bp, points, occurred_at, settled_at, created_ms)
