@@ -3,8 +3,10 @@
 #include "keys/key_catalogue.hpp"
 #include "modules/common/access_log_fields.hpp"
 #include "modules/common/guarded.hpp"
-#include "modules/common/http_json.hpp"
-#include "modules/common/node_metrics.hpp"
+#include "modules/common/request_id.hpp"
+#include "modules/common/request_outcome.hpp"
+#include "modules/common/request_reading.hpp"
+#include "modules/common/variables.hpp"
 
 namespace mr::auth {
 namespace {

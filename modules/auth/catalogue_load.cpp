@@ -10,7 +10,7 @@
 #include "keys/secret_box.hpp"
 #include "keys/webhook_secret.hpp"
 #include "modules/auth/catalogue_source.hpp"
-#include "modules/common/http_json.hpp"
+#include "modules/common/request_reading.hpp"
 
 namespace mr::auth {
 

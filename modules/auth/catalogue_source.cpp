@@ -11,7 +11,7 @@
 #include "keys/key_catalogue.hpp"
 #include "ledger/sql/migrations.hpp"
 #include "modules/common/guarded.hpp"
-#include "modules/common/http_json.hpp"
+#include "modules/common/request_reading.hpp"
 
 namespace mr::auth {
 namespace {

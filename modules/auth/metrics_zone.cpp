@@ -6,6 +6,7 @@
 #include "modules/common/guarded.hpp"
 #include "modules/common/node_metrics.hpp"
 #include "modules/common/phases.hpp"
+#include "modules/common/request_outcome.hpp"
 
 extern "C" ngx_module_t ngx_http_mr_auth_module;
 

@@ -23,13 +23,15 @@
 #include "modules/auth/catalogue_source.hpp"
 #include "modules/auth/error_log_tag.hpp"
 #include "modules/auth/metrics_zone.hpp"
+#include "modules/common/answers.hpp"
 #include "modules/common/digest.hpp"
 #include "modules/common/guarded.hpp"
-#include "modules/common/http_json.hpp"
-#include "modules/common/node_metrics.hpp"
 #include "modules/common/phases.hpp"
 #include "modules/common/request_context.hpp"
 #include "modules/common/request_id.hpp"
+#include "modules/common/request_outcome.hpp"
+#include "modules/common/request_reading.hpp"
+#include "modules/common/variables.hpp"
 #include "modules/common/wall_clock.hpp"
 
 extern "C" ngx_module_t ngx_http_mr_auth_module;

@@ -3,7 +3,6 @@
 #include <new>
 
 #include "modules/common/digest.hpp"
-#include "modules/common/http_json.hpp"
 #include "modules/common/node_metrics.hpp"
 
 namespace mr::ngx {

@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-#include "modules/common/http_json.hpp"
+#include "modules/common/variables.hpp"
 
 namespace mr::ngx {
 namespace {

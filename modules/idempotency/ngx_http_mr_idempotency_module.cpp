@@ -16,16 +16,20 @@
 #include <utility>
 #include <vector>
 
-#include "lua-free-config/conf_values.hpp"
-#include "lua-free-config/idempotency_conf.hpp"
 #include "keys/hmac_key.hpp"
 #include "keys/key_catalogue.hpp"
+#include "lua-free-config/conf_values.hpp"
+#include "lua-free-config/idempotency_conf.hpp"
+#include "modules/common/answers.hpp"
 #include "modules/common/guarded.hpp"
-#include "modules/common/http_json.hpp"
 #include "modules/common/node_metrics.hpp"
 #include "modules/common/phases.hpp"
 #include "modules/common/redis_client.hpp"
 #include "modules/common/request_context.hpp"
+#include "modules/common/request_id.hpp"
+#include "modules/common/request_outcome.hpp"
+#include "modules/common/request_reading.hpp"
+#include "modules/common/variables.hpp"
 #include "modules/common/wall_clock.hpp"
 #include "modules/idempotency/idempotency_core.hpp"
 #include "modules/idempotency/replay_cache.hpp"

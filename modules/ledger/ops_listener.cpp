@@ -11,8 +11,11 @@
 #include "ledger/readiness.hpp"
 #include "ledger/statements.hpp"
 #include "lua-free-config/ledger_conf.hpp"
-#include "modules/common/http_json.hpp"
+#include "modules/common/answers.hpp"
 #include "modules/common/node_metrics.hpp"
+#include "modules/common/request_id.hpp"
+#include "modules/common/request_outcome.hpp"
+#include "modules/common/request_reading.hpp"
 #include "modules/ledger/pool_metrics.hpp"
 #include "modules/ledger/statement_run.hpp"
 

@@ -2,8 +2,10 @@
 
 #include "keys/key_catalogue.hpp"
 #include "lua-free-config/ledger_conf.hpp"
-#include "modules/common/http_json.hpp"
+#include "modules/common/answers.hpp"
 #include "modules/common/request_context.hpp"
+#include "modules/common/request_id.hpp"
+#include "modules/common/request_reading.hpp"
 #include "modules/ledger/statement_run.hpp"
 #include "modules/ledger/webhook_secrets.hpp"
 

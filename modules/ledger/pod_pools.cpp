@@ -1,8 +1,8 @@
 #include "modules/ledger/pod_pools.hpp"
 
 #include "keys/key_catalogue.hpp"
-#include "modules/common/http_json.hpp"
 #include "modules/common/request_context.hpp"
+#include "modules/common/request_reading.hpp"
 
 namespace mr::ngx::ledger {
 

@@ -6,9 +6,9 @@
 #include "ledger/routes.hpp"
 #include "lua-free-config/ledger_conf.hpp"
 #include "modules/common/guarded.hpp"
-#include "modules/common/http_json.hpp"
 #include "modules/common/phases.hpp"
 #include "modules/common/request_context.hpp"
+#include "modules/common/request_reading.hpp"
 #include "modules/ledger/pod_pools.hpp"
 
 extern "C" ngx_module_t ngx_http_mr_ledger_module;

@@ -2,9 +2,11 @@
 
 #include <new>
 
-#include "modules/common/guarded.hpp"
 #include "ledger/pods.hpp"
-#include "modules/common/http_json.hpp"
+#include "modules/common/answers.hpp"
+#include "modules/common/guarded.hpp"
+#include "modules/common/request_id.hpp"
+#include "modules/common/request_reading.hpp"
 #include "modules/ledger/settle_gate.hpp"
 
 namespace mr::ngx::ledger {

@@ -1,13 +1,12 @@
-// Helpers every mr module uses to answer with the JSON envelope.
+// What a request brings, read in place: nginx strings as views, request
+// headers, the raw path, the body, the W3C traceparent.
 #pragma once
 
 #include <optional>
 #include <span>
 #include <string_view>
 
-#include "ledger/errors.hpp"
 #include "lua-free-config/nginx.hpp"
-#include "modules/common/request_id.hpp"
 
 namespace mr::ngx {
 
@@ -42,23 +41,6 @@ std::optional<std::string_view> header_in(ngx_http_request_t* r, const HeaderNam
 void headers_in(ngx_http_request_t* r, std::span<const HeaderName> names,
                 std::span<std::optional<std::string_view>> found);
 
-// Fills a variable's value (found, valid) with `len` bytes at `data`,
-// which must outlive the request.
-inline void set_variable(ngx_http_variable_value_t* v, u_char* data, size_t len, bool cacheable) {
-  v->data = data;
-  v->len = len;
-  v->valid = 1;
-  v->no_cacheable = cacheable ? 0 : 1;
-  v->not_found = 0;
-}
-
-// The value of the variable at `index` (from ngx_http_get_variable_index),
-// evaluated if need be; nullopt when NGX_ERROR, not found or out of memory.
-std::optional<std::string_view> variable_value(ngx_http_request_t* r, ngx_int_t index);
-
-// Adds a response header; false when out of memory.
-bool add_header_out(ngx_http_request_t* r, std::string_view name, std::string_view value);
-
 // The request's W3C traceparent header when it is valid (first 55
 // characters), else nullopt: an invalid one is ignored.
 std::optional<std::string_view> traceparent(ngx_http_request_t* r);
@@ -71,20 +53,8 @@ std::string_view raw_path(ngx_http_request_t* r);
 // nullopt when out of memory or the temp file cannot be read back.
 std::optional<std::string_view> request_body(ngx_http_request_t* r);
 
-// Sends status + JSON body (a failure envelope's `error` code noted for the
-// log phase) and returns what the handler should hand to
-// ngx_http_finalize_request (or return from a content handler).
-// content_type must outlive the request (a literal).
-ngx_int_t send_json(ngx_http_request_t* r, ngx_uint_t status, std::string_view body,
-                    std::optional<ErrorCode> error = std::nullopt,
-                    std::string_view content_type = "application/json");
-
 // For a handler that answers without reading the body: nginx reads and drops
 // it (or the connection closes after the answer).
 void discard_body(ngx_http_request_t* r);
-
-// Sends the failure envelope for `code`; 429 and 503 get Retry-After: 1.
-ngx_int_t send_error(ngx_http_request_t* r, ErrorCode code, std::string_view message = {},
-                     std::span<const FieldProblem> details = {});
 
 }  // namespace mr::ngx

@@ -1,12 +1,9 @@
-#include "modules/common/http_json.hpp"
+#include "modules/common/request_reading.hpp"
 
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
-#include <string>
 
-#include "modules/common/guarded.hpp"
-#include "modules/common/node_metrics.hpp"
 #include "modules/common/traceparent.hpp"
 
 namespace mr::ngx {
@@ -19,13 +16,6 @@ ngx_str_t pool_string(ngx_pool_t* pool, std::string_view s) {
   out.data = data;
   out.len = s.size();
   return out;
-}
-
-std::optional<std::string_view> variable_value(ngx_http_request_t* r, ngx_int_t index) {
-  if (index == NGX_ERROR) return std::nullopt;
-  const ngx_http_variable_value_t* v = ngx_http_get_indexed_variable(r, index);
-  if (v == nullptr || v->not_found || !v->valid) return std::nullopt;
-  return std::string_view(reinterpret_cast<const char*>(v->data), v->len);
 }
 
 void headers_in(ngx_http_request_t* r, std::span<const HeaderName> names,
@@ -53,15 +43,6 @@ std::optional<std::string_view> header_in(ngx_http_request_t* r, const HeaderNam
   std::optional<std::string_view> found;
   headers_in(r, {&name, 1}, {&found, 1});
   return found;
-}
-
-bool add_header_out(ngx_http_request_t* r, std::string_view name, std::string_view value) {
-  auto* h = static_cast<ngx_table_elt_t*>(ngx_list_push(&r->headers_out.headers));
-  if (h == nullptr) return false;
-  h->hash = 1;
-  h->key = pool_string(r->pool, name);
-  h->value = pool_string(r->pool, value);
-  return h->key.data != nullptr && h->value.data != nullptr;
 }
 
 std::string_view raw_path(ngx_http_request_t* r) {
@@ -123,49 +104,6 @@ void discard_body(ngx_http_request_t* r) {
 std::optional<std::string_view> traceparent(ngx_http_request_t* r) {
   const auto given = header_in(r, "traceparent");
   return given ? valid_traceparent(*given) : std::nullopt;
-}
-
-ngx_int_t send_json(ngx_http_request_t* r, ngx_uint_t status, std::string_view body,
-                    std::optional<ErrorCode> error, std::string_view content_type) {
-  if (error) note_error_code(r, *error);
-  r->headers_out.status = status;
-  r->err_status = 0;  // an error_page redirect must not override our status
-  r->headers_out.content_type.data = reinterpret_cast<u_char*>(const_cast<char*>(content_type.data()));
-  r->headers_out.content_type.len = content_type.size();
-  // The media type without parameters (where nginx's charset would go).
-  r->headers_out.content_type_len = std::min(content_type.size(), content_type.find(';'));
-  r->headers_out.content_type_lowcase = nullptr;
-  r->headers_out.content_length_n = static_cast<off_t>(body.size());
-  if (r->headers_out.content_length) {
-    r->headers_out.content_length->hash = 0;
-    r->headers_out.content_length = nullptr;
-  }
-  ngx_int_t rc = ngx_http_send_header(r);
-  if (rc == NGX_ERROR || rc > NGX_OK || r->header_only) return rc;
-
-  auto* b = static_cast<ngx_buf_t*>(ngx_calloc_buf(r->pool));
-  if (b == nullptr) return NGX_ERROR;
-  ngx_str_t copy = pool_string(r->pool, body);
-  if (copy.data == nullptr) return NGX_ERROR;
-  b->pos = copy.data;
-  b->last = copy.data + copy.len;
-  b->memory = 1;
-  b->last_buf = (r == r->main) ? 1 : 0;
-  b->last_in_chain = 1;
-  ngx_chain_t out{b, nullptr};
-  return ngx_http_output_filter(r, &out);
-}
-
-ngx_int_t send_error(ngx_http_request_t* r, ErrorCode code, std::string_view message,
-                     std::span<const FieldProblem> details) {
-  const int status = http_status(code);
-  if (status == 429 || status == 503 || code == ErrorCode::idempotency_in_progress) {
-    if (!add_header_out(r, "Retry-After", "1")) return NGX_ERROR;
-  }
-  return guarded(r->connection->log, NGX_ERROR, [&] {
-    return send_json(r, static_cast<ngx_uint_t>(status), render_error(code, message, request_id(r), details),
-                     code);
-  });
 }
 
 }  // namespace mr::ngx
