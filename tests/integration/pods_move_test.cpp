@@ -298,3 +298,197 @@ Test(pods_move, a_refused_move_changes_nothing, .timeout = 120) {
   cr_expect_eq(psql_value(home.dsn(), "SELECT count(*) FROM members WHERE club_id = " + id), std::string("1"));
   mrctl(home.dsn(), "audit");
 }
+
+namespace {
+
+// A response's data, serialized again: what the partner reads, without the
+// envelope's per-request fields.
+std::string data_text(const mr::HttpResponse& r) {
+  cr_assert_eq(r.status, 200, "%s", r.body.c_str());
+  const auto d = data_of(r);
+  rapidjson::StringBuffer buf;
+  rapidjson::Writer<rapidjson::StringBuffer> w(buf);
+  d.Accept(w);
+  return buf.GetString();
+}
+
+std::string redeem_body(const std::string& ref, const std::string& member, const std::string& request_id,
+                        std::int64_t points) {
+  return Json().str("partnerRef", ref).str("requestId", request_id)
+      .raw("member", Json().str("externalMemberId", member).done())
+      .raw("redemption", Json().num("points", points).str("currency", "GBP").done())
+      .done();
+}
+
+// A redemption accepted (202): its redemption and payout ids.
+std::pair<std::string, std::string> redeem(mr::MrClient& c, const std::string& ref, const std::string& member,
+                                           const std::string& request_id, std::int64_t points) {
+  const auto r = c.post("/api/v1/redemptions", redeem_body(ref, member, request_id, points), unique("idem"));
+  cr_assert_eq(r.status, 202, "%s", r.body.c_str());
+  const auto d = data_of(r);
+  return {s(d, "redemptionId"), s(d["payout"], "payoutId")};
+}
+
+}  // namespace
+
+// Every kind of row a club's books hold moves whole: reversals (whole and
+// partial), wallets, a member without one, a closed member, a manual
+// adjustment, redemptions whose payouts are pending, succeeded and failed,
+// with redemptions attempted (and retried on 503) while the club moves.
+// Afterwards what the partner reads of the members not written meanwhile is
+// the same, the pending payout completes in the new pod and its event is
+// delivered, a requestId used before the move is still a duplicate, and
+// the audit of both pods is clean.
+Test(pods_move, every_kind_of_row_moves_whole, .timeout = 180) {
+  Database home("pods_books");
+  cr_assert_eq(home.migrate().rc, 0);
+  const PodCluster b;
+  b.add_to(home.dsn());
+  const Club club =
+      make_club(home.dsn(), "books-club", "--redemption-rate-minor 1 --payout-currency GBP --min-redemption 10");
+  mrctl(home.dsn(), "capacity topup --ref books-club --minor 100000000");
+  const std::string id = psql_value(home.dsn(), "SELECT club_id FROM clubs WHERE partner_ref = 'books-club'");
+
+  NodeConf conf;
+  conf.catalogue_dsn = home.dsn();
+  conf.ledger_dsn = home.dsn();
+  conf.webhooks = "mr_webhook_poll 1s; mr_webhook_schedule 0 1s 1s 1s; mr_webhook_timeout 2s;";
+  Node node(conf);
+  node.start();
+  mr::MrClient c(node.base_url(), club.key_id, club.secret);
+  WebhookReceiver hooks;
+  cr_assert_eq(c.post("/api/v1/webhook-endpoints",
+                      R"({"partnerRef":"books-club","url":")" + hooks.url("/books") + R"("})", unique("we")).status,
+               201);
+
+  const auto settle = [&](const std::string& member, const std::string& tx, std::int64_t minor) {
+    const auto r = c.post("/api/v1/transactions/settled", settle_body(club.ref, member, tx, minor), unique("idem"));
+    cr_assert_eq(r.status, 200, "%s", r.body.c_str());
+  };
+  // Members: each one kind of history.
+  const std::string reversed = onboard_member(c, club.ref), pending = onboard_member(c, club.ref),
+                    done = onboard_member(c, club.ref), failed = onboard_member(c, club.ref),
+                    adjusted = onboard_member(c, club.ref), closed = onboard_member(c, club.ref),
+                    live = onboard_member(c, club.ref);
+  const std::string walletless = unique("mem");
+  cr_assert_eq(c.post("/api/v1/members", member_body(club.ref, walletless, false), unique("k")).status, 201);
+  for (const auto& m : {reversed, pending, done, failed, adjusted, closed, live, walletless}) {
+    settle(m, unique("tx"), 100000);
+  }
+  const std::string tx_whole = unique("tx"), tx_part = unique("tx");
+  settle(reversed, tx_whole, 5000);
+  settle(reversed, tx_part, 7000);
+  cr_assert_eq(c.post("/api/v1/transactions/reversed", reverse_body(club.ref, reversed, tx_whole, 0), unique("k"))
+                   .status, 200);
+  cr_assert_eq(c.post("/api/v1/transactions/reversed", reverse_body(club.ref, reversed, tx_part, 3000), unique("k"))
+                   .status, 200);
+  const auto [pending_rd, pending_po] = redeem(c, club.ref, pending, unique("rq"), 300);
+  const std::string done_rq = unique("rq");
+  const auto [done_rd, done_po] = redeem(c, club.ref, done, done_rq, 200);
+  const auto [failed_rd, failed_po] = redeem(c, club.ref, failed, unique("rq"), 100);
+  cr_assert_eq(node.ops_post("/payouts/" + done_po + "/succeed").status, 200);
+  cr_assert_eq(node.ops_post("/payouts/" + failed_po + "/fail", R"({"reason":"bank said no"})").status, 200);
+  mrctl(home.dsn(), "member adjust --ref books-club --member " + adjusted + " --points 7 --reason goodwill");
+  mrctl(home.dsn(), "member adjust --ref books-club --member " + adjusted + " --points -3 --reason correction");
+  const auto closing =
+      c.post("/api/v1/members/" + closed + "/close", Json().str("partnerRef", club.ref).done(), unique("k"));
+  cr_assert_eq(closing.status, 200, "%s", closing.body.c_str());
+  cr_assert_eq(psql_value(home.dsn(), "SELECT count(*) FROM wallets JOIN members USING (member_id) WHERE club_id = " + id),
+               std::string("7"));
+
+  // What the partner reads of every member not written while the club moves.
+  const auto reads = [&] {
+    std::map<std::string, std::string> out;
+    for (const auto& m : {reversed, pending, done, failed, adjusted, closed, walletless}) {
+      const std::string base = "/api/v1/members/" + m;
+      out[m + " balance"] = data_text(c.get(base + "/balance"));
+      out[m + " points"] = data_text(c.get(base + "/points?limit=100"));
+      out[m + " transactions"] = data_text(c.get(base + "/transactions?limit=100"));
+      out[m + " redemptions"] = data_text(c.get("/api/v1/redemptions?limit=100&externalMemberId=" + m));
+    }
+    for (const auto& rd : {pending_rd, done_rd, failed_rd}) out[rd] = data_text(c.get("/api/v1/redemptions/" + rd));
+    return out;
+  };
+  const auto before = reads();
+  const std::string all_before = data_text(c.get("/api/v1/redemptions?limit=100"));
+
+  // Redemptions of `live` all along the move, each retried on 503 with its key.
+  std::atomic<bool> stop{false};
+  std::atomic<int> redeemed{0}, refused{0};
+  std::string unexpected;
+  std::thread redeemer([&] {
+    mr::MrClient w(node.base_url(), club.key_id, club.secret);
+    while (!stop) {
+      const std::string body = redeem_body(club.ref, live, unique("rq"), 10), key = unique("idem");
+      for (;;) {
+        const auto r = w.post("/api/v1/redemptions", body, key);
+        if (r.status == 202) {
+          redeemed++;
+          break;
+        }
+        if (!transient(r)) {
+          unexpected = std::to_string(r.status) + " " + r.body;
+          return;
+        }
+        refused++;
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      }
+    }
+  });
+  cr_assert(eventually([&] { return redeemed >= 3; }, 30s));
+  const std::string out = mrctl(home.dsn(), "club move --ref books-club --to b");
+  const auto old_workers = children_of(node.master_pid());
+  cr_assert_eq(run(node.nginx("-s reload")).rc, 0, "%s", node.log().c_str());
+  cr_assert(eventually([&] {
+    const auto now = children_of(node.master_pid());
+    return std::none_of(old_workers.begin(), old_workers.end(), [&](pid_t p) { return now.contains(p); });
+  }, 30s));
+  const int after_reload = redeemed;
+  cr_assert(eventually([&] { return redeemed >= after_reload + 3 || !unexpected.empty(); }, 30s));
+  stop = true;
+  redeemer.join();
+  cr_expect(unexpected.empty(), "a redemption while moving: %s", unexpected.c_str());
+  std::fprintf(stderr, "pods_move books: %d redemptions, %d refused and retried; %s", redeemed.load(), refused.load(),
+               out.c_str());
+  mrctl(home.dsn(), "club finish-move --ref books-club");
+  cr_expect_eq(books_in(home.dsn(), id), std::string("0 0 0 0 0 0 0"), "home kept rows of the moved club");
+
+  // The same reads, byte for byte, from pod b.
+  const auto after = reads();
+  for (const auto& [what, text] : before) {
+    cr_expect_eq(after.at(what), text, "%s changed:\n%s\n%s", what.c_str(), text.c_str(), after.at(what).c_str());
+  }
+  // The whole list: what it was, with the live member's redemptions ahead.
+  const std::string all_after = data_text(c.get("/api/v1/redemptions?limit=100"));
+  const auto list_ids = [](const std::string& text) {
+    std::vector<std::string> ids;
+    for (const auto& e : parse_json(text)["entries"].GetArray()) ids.push_back(e["redemptionId"].GetString());
+    return ids;
+  };
+  const auto ids_before = list_ids(all_before), ids_after = list_ids(all_after);
+  cr_expect_eq(ids_after.size(), ids_before.size() + static_cast<std::size_t>(redeemed.load()), "%s", all_after.c_str());
+  const std::set<std::string> after_set(ids_after.begin(), ids_after.end());
+  for (const auto& rd : ids_before) cr_expect(after_set.contains(rd), "%s is gone from the list", rd.c_str());
+  // Every redemption of the live member there once: its balance says so.
+  const auto live_balance = data_of(c.get("/api/v1/members/" + live + "/balance"));
+  cr_expect_eq(i64(live_balance, "pointsBalance"), 1000 - 10 * redeemed.load(), "redeemed %d",
+               redeemed.load());
+
+  // A requestId of before the move is still a duplicate, naming its redemption.
+  const auto dup = c.post("/api/v1/redemptions", redeem_body(club.ref, done, done_rq, 5), unique("idem"));
+  cr_expect_eq(dup.status, 409, "%s", dup.body.c_str());
+  cr_expect(dup.body.find("duplicate_request_id") != std::string::npos && dup.body.find(done_rd) != std::string::npos,
+            "%s", dup.body.c_str());
+
+  // The pending payout completes in pod b, and its event goes out from there.
+  const auto succeeded = node.ops_post("/payouts/" + pending_po + "/succeed");
+  cr_expect_eq(succeeded.status, 200, "%s", succeeded.body.c_str());
+  cr_expect_eq(psql_value(b.conninfo, "SELECT status FROM redemptions WHERE redemption_id = '" + pending_rd + "'"),
+               std::string("completed"));
+  cr_expect(hooks.wait_for([&](const std::vector<ReceivedHook>& got) {
+    return std::any_of(got.begin(), got.end(), [&](const ReceivedHook& h) {
+      return h.body.find("redemption.completed") != std::string::npos && h.body.find(pending_rd) != std::string::npos;
+    });
+  }, 30s), "the completed payout's event was not delivered\n%s", node.log().c_str());
+  mrctl(home.dsn(), "audit");
+}
