@@ -510,7 +510,9 @@ if wants reversals; then
   for side in "rva%s-,rvp%s-:32:$per" "rvp%ss-,rvf%s-:$svc_conns:$per_svc"; do
     IFS=: read -r pattern conns n <<<"$side"
     prefixes=$(for ((round = 1; round <= w_rounds; round++)); do printf "$pattern," $round $round; done)
-    got=$(( got + $(q -v club="$club" -v prefixes="${prefixes%,}" -v conns="$conns" -v n="$n" -f "$repo/bench/seed_settled.sql") ))
+    seeded=$(q -v club="$club" -v prefixes="${prefixes%,}" -v conns="$conns" -v n="$n" -v from="$got" \
+               -f "$repo/bench/seed_settled.sql")
+    got=$(( got + seeded ))
   done
   want=$(( 2 * w_rounds * (32 * per + svc_conns * per_svc) ))
   [ "$got" = "$want" ] || { echo "FAILED: seeding settled transactions: $got of $want written" >&2; exit 1; }

@@ -12,11 +12,13 @@
 -- finds are the ones settled POSTs leave. Prints how many were written.
 -- Vacuumed at the end, so that autovacuum does not take up the new rows
 -- during the first timed slice, which is always the 32-client floor's.
--- psql -v club=ID -v prefixes=P1,P2,... -v conns=C -v n=COUNT -f seed_settled.sql
+-- psql -v club=ID -v prefixes=P1,P2,... -v conns=C -v n=COUNT -v from=F -f seed_settled.sql
+-- F: how many rows earlier calls of the same run wrote (their createdAt
+-- came first; the same members' rows must not share a millisecond).
 \set ON_ERROR_STOP on
 BEGIN;
 CREATE TEMP TABLE seed ON COMMIT DROP AS
-SELECT k.ext, m.member_id, (extract(epoch FROM now()) * 1000)::bigint - 1000000000 + k.i AS ms
+SELECT k.ext, m.member_id, (extract(epoch FROM now()) * 1000)::bigint - 1000000000 + :from + k.i AS ms
 FROM (SELECT p || c || '-' || s AS ext, 'pgb-' || c || '-' || (s % 16 + 1) AS member,
              row_number() OVER () AS i
       FROM unnest(string_to_array(:'prefixes', ',')) p, generate_series(0, :conns - 1) c, generate_series(0, :n - 1) s) k
