@@ -63,6 +63,20 @@ std::string mrctl_refused(const std::string& dsn, const std::string& args) {
   return r.out;
 }
 
+// The catalogue's database (pod home), migrated, and pod b in its directory.
+struct TwoPods {
+  Database home;
+  PodCluster b;
+  explicit TwoPods(const std::string& name) : home(name) {
+    cr_assert_eq(home.migrate().rc, 0);
+    b.add_to(home.dsn());
+  }
+};
+
+std::string club_id_of(const std::string& dsn, const std::string& ref) {
+  return psql_value(dsn, "SELECT club_id FROM clubs WHERE partner_ref = '" + ref + "'");
+}
+
 // The club's rows in one database, by table (the clubs row aside).
 std::string books_in(const std::string& dsn, const std::string& club_id) {
   return psql_value(dsn,
@@ -78,12 +92,10 @@ std::string books_in(const std::string& dsn, const std::string& club_id) {
 }  // namespace
 
 Test(pods_move, a_club_moved_under_load_loses_and_doubles_nothing, .timeout = 240) {
-  Database home("pods_move");
-  cr_assert_eq(home.migrate().rc, 0);
-  const PodCluster b;
-  b.add_to(home.dsn());
+  const TwoPods pods("pods_move");
+  const auto& [home, b] = pods;
   const Club club = make_club(home.dsn(), "move-club", "");
-  const std::string id = psql_value(home.dsn(), "SELECT club_id FROM clubs WHERE partner_ref = 'move-club'");
+  const std::string id = club_id_of(home.dsn(), "move-club");
 
   NodeConf conf;
   conf.catalogue_dsn = home.dsn();
@@ -252,12 +264,10 @@ Test(pods_move, a_club_moved_under_load_loses_and_doubles_nothing, .timeout = 24
 // cleared, writes resume where the club is), a target still holding the
 // club's books (a move not finished).
 Test(pods_move, a_refused_move_changes_nothing, .timeout = 120) {
-  Database home("pods_refuse");
-  cr_assert_eq(home.migrate().rc, 0);
-  const PodCluster b;
-  b.add_to(home.dsn());
+  const TwoPods pods("pods_refuse");
+  const auto& [home, b] = pods;
   make_club(home.dsn(), "refuse-club", "");
-  const std::string id = psql_value(home.dsn(), "SELECT club_id FROM clubs WHERE partner_ref = 'refuse-club'");
+  const std::string id = club_id_of(home.dsn(), "refuse-club");
   cr_assert_eq(psql_value(home.dsn(), "SELECT mr_write('member', " + id + ", 'refuse-club', 'k1', 'f', 'r', "
                                       "jsonb_build_object('partnerRef', 'refuse-club', 'externalMemberId', 'm1', "
                                       "'firstName', 'A', 'lastName', 'B', 'email', 'a@b.c')) ->> 'outcome'"),
@@ -340,14 +350,12 @@ std::pair<std::string, std::string> redeem(mr::MrClient& c, const std::string& r
 // delivered, a requestId used before the move is still a duplicate, and
 // the audit of both pods is clean.
 Test(pods_move, every_kind_of_row_moves_whole, .timeout = 180) {
-  Database home("pods_books");
-  cr_assert_eq(home.migrate().rc, 0);
-  const PodCluster b;
-  b.add_to(home.dsn());
+  const TwoPods pods("pods_books");
+  const auto& [home, b] = pods;
   const Club club =
       make_club(home.dsn(), "books-club", "--redemption-rate-minor 1 --payout-currency GBP --min-redemption 10");
   mrctl(home.dsn(), "capacity topup --ref books-club --minor 100000000");
-  const std::string id = psql_value(home.dsn(), "SELECT club_id FROM clubs WHERE partner_ref = 'books-club'");
+  const std::string id = club_id_of(home.dsn(), "books-club");
 
   NodeConf conf;
   conf.catalogue_dsn = home.dsn();
@@ -490,5 +498,60 @@ Test(pods_move, every_kind_of_row_moves_whole, .timeout = 180) {
       return h.body.find("redemption.completed") != std::string::npos && h.body.find(pending_rd) != std::string::npos;
     });
   }, 30s), "the completed payout's event was not delivered\n%s", node.log().c_str());
+  mrctl(home.dsn(), "audit");
+}
+
+// A move stopped between the copy's commit and the directory's flip (the
+// state reproduced: a move, then the directory row set back): the club is
+// paused with its books on both pods. The same move again flips the
+// directory once the target's copy matches the still paused source, and
+// says so; with the source's books differing it refuses and changes nothing.
+Test(pods_move, a_move_stopped_before_the_flip_resumes, .timeout = 120) {
+  const TwoPods pods("pods_resume");
+  const auto& [home, b] = pods;
+  make_club(home.dsn(), "resume-club", "");
+  const std::string id = club_id_of(home.dsn(), "resume-club");
+  const auto write = [&](const std::string& op, const std::string& key, const std::string& cmd) {
+    return psql_value(home.dsn(), "SELECT mr_write('" + op + "', " + id + ", 'resume-club', '" + key +
+                                      "', 'f', 'r', jsonb_build_object('partnerRef', 'resume-club', " + cmd +
+                                      ")) ->> 'outcome'");
+  };
+  cr_assert_eq(write("member", "k1", "'externalMemberId', 'm1', 'firstName', 'A', 'lastName', 'B', 'email', 'a@b.c'"),
+               std::string("created"));
+  cr_assert_eq(write("settle", "k2", "'eventId', 'e1', 'occurredAt', '2026-11-20T10:00:00Z', "
+                                     "'externalMemberId', 'm1', 'externalTransactionId', 't1', 'merchantId', 'x', "
+                                     "'merchantName', 'X', 'amountMinor', 5000, 'currency', 'GBP', "
+                                     "'settledAt', '2026-11-20T10:00:01Z'"),
+               std::string("ok"));
+  const auto where = [&] {
+    return psql_value(home.dsn(), "SELECT coalesce(pod, 'home') || ' ' || moving FROM clubs WHERE club_id = " + id);
+  };
+
+  mrctl(home.dsn(), "club move --ref resume-club --to b");
+  // The crash: the copy committed in b, the directory never flipped.
+  psql_value(home.dsn(), "UPDATE clubs SET pod = NULL WHERE club_id = " + id);
+  cr_assert_eq(where(), std::string("home true"));
+  const std::string in_b = books_in(b.conninfo, id), summary = "SELECT mr_club_summary(" + id + ")";
+  cr_assert_eq(psql_value(b.conninfo, summary), psql_value(home.dsn(), summary));
+
+  // The source's books differ from the copy (a row the copy lacks): refused.
+  psql_value(home.dsn(), "INSERT INTO idempotency_records (club_id, idem_key, fingerprint, result) "
+                         "VALUES (" + id + ", 'stray', 'f', '{}')");
+  std::string out = mrctl_refused(home.dsn(), "club move --ref resume-club --to b");
+  cr_expect(out.find("already holds books") != std::string::npos, "%s", out.c_str());
+  cr_expect_eq(where(), std::string("home true"));
+  psql_value(home.dsn(), "DELETE FROM idempotency_records WHERE club_id = " + id + " AND idem_key = 'stray'");
+
+  // The same move again: only the flip, said so.
+  out = mrctl(home.dsn(), "club move --ref resume-club --to b");
+  cr_expect(out.find("\"resumed\":") != std::string::npos && out.find("\"to\":\"b\"") != std::string::npos, "%s",
+            out.c_str());
+  cr_expect_eq(where(), std::string("b true"));
+  cr_expect_eq(books_in(b.conninfo, id), in_b, "the resumed move copied again");
+  mrctl(home.dsn(), "club finish-move --ref resume-club");
+  cr_expect_eq(books_in(home.dsn(), id), std::string("0 0 0 0 0 0 0"));
+  cr_expect_eq(psql_value(b.conninfo, "SELECT mr_write('settle', " + id + ", 'resume-club', 'k2', 'f', 'r', "
+                                      "'{}') ->> 'replayed'"),
+               std::string("true"), "the settle's record did not move");
   mrctl(home.dsn(), "audit");
 }

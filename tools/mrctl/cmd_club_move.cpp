@@ -4,6 +4,7 @@
 // the nodes route to the target; reads go on meanwhile.
 #include <chrono>
 #include <iostream>
+#include <optional>
 #include <thread>
 
 #include <rapidjson/stringbuffer.h>
@@ -124,6 +125,62 @@ std::string import_books(Context& ctx, PGconn* target, const std::string& pod, c
   return counts;
 }
 
+// The directory routes the club to `to` (its books are there, audited).
+void flip(Context& ctx, const Club& club, const std::string& to) {
+  try {
+    ctx.exec("UPDATE clubs SET pod = $2 WHERE club_id = $1",
+             {club.id, to == kHomePod ? std::nullopt : std::optional<std::string>(to)});
+  } catch (const Failure& f) {
+    throw Failure{"the books are copied to pod " + to + " but the directory did not change (" + f.message +
+                  "): the club's writes stay refused; run the same club move again to flip it"};
+  }
+}
+
+// What a move printed: `done` ("copied" or "resumed") with its JSON.
+void report(const std::string& ref, const std::string& from, const std::string& to, const char* done,
+            const std::string& json, Clock::duration paused) {
+  rapidjson::StringBuffer out;
+  rapidjson::Writer<rapidjson::StringBuffer> w(out);
+  w.StartObject();
+  w.Key("partnerRef");
+  w.String(ref.c_str());
+  w.Key("from");
+  w.String(from.c_str());
+  w.Key("to");
+  w.String(to.c_str());
+  w.Key(done);
+  w.RawValue(json.c_str(), json.size(), rapidjson::kObjectType);
+  w.Key("copyMs");
+  w.Int64(std::chrono::duration_cast<std::chrono::milliseconds>(paused).count());
+  w.Key("next");
+  const std::string next = "reload every node (nginx -s reload); writes resume there. Then mrctl club finish-move --ref " + ref;
+  w.String(next.c_str());
+  w.EndObject();
+  std::cout << out.GetString() << "\n";
+}
+
+// A move stopped between the copy's commit and the directory's flip (mrctl
+// or its host gone): the source still paused, the target holding books
+// whose summary is the source's and whose audit is clean. Then only the
+// flip is missing. Whether the target's books are that copy (the JSON of
+// the source's summary, or null when they are not).
+std::optional<std::string> copy_already_done(Context& ctx, PGconn* source, PGconn* target, const Club& club,
+                                             const std::string& to) {
+  auto src = ctx.exec(source, "SELECT mr_club_summary($1)::text FROM clubs WHERE club_id = $1 AND moving", {club.id});
+  if (PQntuples(src.get()) != 1) return std::nullopt;
+  const std::string summary = pg::value(src.get(), 0, 0);
+  auto tgt = ctx.exec(target,
+                      "SELECT mr_club_summary($1) = $2::jsonb, (SELECT string_agg(a, '; ') FROM mr_audit_club($1) a) "
+                      "FROM clubs WHERE club_id = $1 AND NOT moving",
+                      {club.id, summary});
+  if (PQntuples(tgt.get()) != 1 || pg::value(tgt.get(), 0, 0) != "t") return std::nullopt;
+  if (!PQgetisnull(tgt.get(), 0, 1)) {
+    throw Failure{"pod " + to + " holds a copy of the club matching the source, but its audit fails: " +
+                  pg::value(tgt.get(), 0, 1)};
+  }
+  return summary;
+}
+
 int club_move(Context& ctx) {
   const std::string ref = ctx.required("ref");
   check_ref(ref);
@@ -144,6 +201,12 @@ int club_move(Context& ctx) {
   require_current(ctx, to, target);
   require_stats_role(ctx, club.pod, source);
   if (pg::value(ctx.exec(target, "SELECT mr_club_has_books($1)", {club.id}).get(), 0, 0) == "t") {
+    if (auto summary = copy_already_done(ctx, source, target, club, to)) {
+      const auto started = Clock::now();
+      flip(ctx, club, to);
+      report(ref, club.pod, to, "resumed", *summary, Clock::now() - started);
+      return 0;
+    }
     throw Failure{"pod " + to + " already holds books of club " + ref +
                   " (an earlier move out of it not finished? mrctl club finish-move --ref " + ref + ")"};
   }
@@ -164,33 +227,8 @@ int club_move(Context& ctx) {
     ctx.exec(source, "UPDATE clubs SET moving = false WHERE club_id = $1", {club.id});
     throw Failure{f.message + "; the club stays in pod " + club.pod + ", writes resumed"};
   }
-  try {
-    ctx.exec("UPDATE clubs SET pod = $2 WHERE club_id = $1",
-             {club.id, to == kHomePod ? std::nullopt : std::optional<std::string>(to)});
-  } catch (const Failure& f) {
-    throw Failure{"the books are copied to pod " + to + " but the directory did not change (" + f.message +
-                  "): the club's writes stay refused; set clubs.pod of club_id " + club.id + " to " + to +
-                  " in the catalogue, or remove the copy"};
-  }
-  const auto paused_ms = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started).count();
-  rapidjson::StringBuffer out;
-  rapidjson::Writer<rapidjson::StringBuffer> w(out);
-  w.StartObject();
-  w.Key("partnerRef");
-  w.String(ref.c_str());
-  w.Key("from");
-  w.String(club.pod.c_str());
-  w.Key("to");
-  w.String(to.c_str());
-  w.Key("copied");
-  w.RawValue(counts.c_str(), counts.size(), rapidjson::kObjectType);
-  w.Key("copyMs");
-  w.Int64(paused_ms);
-  w.Key("next");
-  const std::string next = "reload every node (nginx -s reload); writes resume there. Then mrctl club finish-move --ref " + ref;
-  w.String(next.c_str());
-  w.EndObject();
-  std::cout << out.GetString() << "\n";
+  flip(ctx, club, to);
+  report(ref, club.pod, to, "copied", counts, Clock::now() - started);
   return 0;
 }
 
