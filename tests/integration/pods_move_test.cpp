@@ -113,6 +113,18 @@ Test(pods_move, a_club_moved_under_load_loses_and_doubles_nothing, .timeout = 24
   std::vector<std::string> members;
   for (int i = 0; i < 4; ++i) members.push_back(onboard_member(c, club.ref));
   const std::string prefix = unique("mv");
+  // Where each award was before each finish-move: what a lost one's report
+  // says (seen once under heavy load: an award acknowledged early, absent
+  // from the books at the end, both audits clean).
+  std::vector<std::pair<std::string, std::string>> seen;  // "pod when" -> award transactions there
+  const auto note_awards = [&](const std::string& when) {
+    for (const auto& [pod, dsn] : {std::pair{std::string("home"), home.dsn()}, std::pair{std::string("b"), b.conninfo}}) {
+      seen.emplace_back(pod + " " + when,
+                        " " + psql_value(dsn, "SELECT coalesce(string_agg(external_tx_id, ' '), '') FROM ledger_entries "
+                                              "WHERE entry_type = 'earn_award' AND external_tx_id LIKE '" + prefix +
+                                              "-%'") + " ");
+    }
+  };
   auto awards = plan_awards(members, 50, prefix, club.ref);
   // The consumer's cursor from before the move: it has seen the members.
   // (An event shows once every transaction older than it has ended: other
@@ -188,6 +200,7 @@ Test(pods_move, a_club_moved_under_load_loses_and_doubles_nothing, .timeout = 24
   wait_acked(100);
   // The consumer goes on in pod b from its cursor of the home pod.
   consumer.page_to_end(c);
+  note_awards("before the first finish-move");
   mrctl(home.dsn(), "club finish-move --ref move-club");
   cr_expect_eq(books_in(home.dsn(), id), std::string("0 0 0 0 0 0 0"), "home kept rows of the moved club");
 
@@ -195,6 +208,7 @@ Test(pods_move, a_club_moved_under_load_loses_and_doubles_nothing, .timeout = 24
   cr_expect(back.find("\"to\":\"home\"") != std::string::npos, "%s", back.c_str());
   reload();
   for (auto& t : writers) t.join();
+  note_awards("before the second finish-move");
   mrctl(home.dsn(), "club finish-move --ref move-club");
   cr_expect_eq(psql_value(b.conninfo, "SELECT count(*) FROM clubs WHERE club_id = " + id), std::string("0"));
   cr_expect_eq(books_in(b.conninfo, id), std::string("0 0 0 0 0 0 0"), "pod b kept rows of the moved club");
@@ -211,6 +225,18 @@ Test(pods_move, a_club_moved_under_load_loses_and_doubles_nothing, .timeout = 24
   cr_expect_gt(retried, 0, "no write was refused while the club moved");
 
   // Every award once, every acknowledged one there; audits of every pod.
+  note_awards("at the end");
+  const std::string& home_at_end = seen[seen.size() - 2].second;
+  for (const auto& a : awards) {
+    if (home_at_end.find(" " + a.tx + " ") != std::string::npos) continue;
+    std::string where;
+    for (const auto& [when, txs] : seen) {
+      if (txs.find(" " + a.tx + " ") != std::string::npos) where += "; in " + when;
+    }
+    std::fprintf(stderr, "pods_move: award %s missing at the end: acked %d after %d attempts, replayed %d, "
+                         "answer %s%s\n",
+                 a.tx.c_str(), a.acked, a.attempts, a.replayed, a.final_body.c_str(), where.c_str());
+  }
   expect_each_applied_once(c, awards, prefix, home.dsn());
   // A key acknowledged before the moves, its Redis record gone (and the
   // workers that cached it replaced by the reloads): replayed with the same
