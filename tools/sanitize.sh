@@ -63,14 +63,21 @@ rc=0
 # above) when the second node's workers left at its reload in 4 of the last
 # 5 sanitized runs, its rerun included, while the same test alone passed;
 # the tool fails, with no report of ours. It runs in the normal pass; why
-# that node's workers and not the first's is not found yet.
-(cd "$build" && ctest --output-on-failure --timeout 600 -LE package -E '^two_nodes_test$' "$@") || rc=$?
+# that node's workers and not the first's is not found yet. A lead, not yet
+# tried here: gcc 12's runtime (as LLVM's up to 16) takes a malloc'd
+# dynamic TLS block whose address is 16 mod 4096 for a glibc 2.19 header
+# and scans a bogus range (google/sanitizers#1322); the modules and the
+# libraries they bring are dlopened, so their TLS is dynamic, and the heap
+# layout after a reload decides. ASAN_OPTIONS=intercept_tls_get_addr=0
+# would tell.
+jobs=${MR_CTEST_JOBS:-8}  # as tools/test.sh
+(cd "$build" && ctest --output-on-failure --timeout 600 -j "$jobs" -LE package -E '^two_nodes_test$' "$@") || rc=$?
 # Failed tests, and no sanitizer log but such crashes: those tests run once
 # more. A test that fails again, or any real report, still fails the pass.
 if [ $rc -ne 0 ] && only_lsan_crashes; then
   echo "sanitize.sh: LeakSanitizer crashed (not a report); running the failed tests once more" >&2
   rc=0
-  (cd "$build" && ctest --output-on-failure --timeout 600 -LE package --rerun-failed) || rc=$?
+  (cd "$build" && ctest --output-on-failure --timeout 600 -j "$jobs" -LE package --rerun-failed) || rc=$?
 fi
 if compgen -G "$logs/*" >/dev/null; then
   for f in "$logs"/*; do
