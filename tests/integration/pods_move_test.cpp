@@ -23,6 +23,7 @@
 #include "tests/integration/own_node.hpp"
 #include "tests/integration/pod_stack.hpp"
 #include "tests/integration/retried_load.hpp"
+#include "tests/integration/row_gate.hpp"
 #include "tests/integration/webhook_receiver.hpp"
 
 namespace {
@@ -90,6 +91,22 @@ std::string books_in(const std::string& dsn, const std::string& club_id) {
                     "(SELECT coalesce(sum(points), 0) FROM club_pool_stripes WHERE club_id = " + club_id + ")");
 }
 
+// mr_write of club `id` (partner `ref`) as SQL selecting its outcome; the
+// command is `cmd` (jsonb_build_object's arguments) with the partnerRef.
+std::string write_sql(const std::string& id, const std::string& ref, const std::string& op, const std::string& key,
+                      const std::string& cmd) {
+  return "SELECT mr_write('" + op + "', " + id + ", '" + ref + "', '" + key + "', 'f', 'r', " +
+         "jsonb_build_object('partnerRef', '" + ref + "', " + cmd + ")) ->> 'outcome'";
+}
+
+// Commands for write_sql: member m1 joining, and a settle `tx` of m1.
+const std::string kMemberM1 = "'externalMemberId', 'm1', 'firstName', 'A', 'lastName', 'B', 'email', 'a@b.c'";
+std::string settle_of_m1(const std::string& tx) {
+  return "'eventId', 'e1', 'occurredAt', '2026-11-20T10:00:00Z', 'externalMemberId', 'm1', "
+         "'externalTransactionId', '" + tx + "', 'merchantId', 'x', 'merchantName', 'X', 'amountMinor', 5000, "
+         "'currency', 'GBP', 'settledAt', '2026-11-20T10:00:01Z'";
+}
+
 }  // namespace
 
 Test(pods_move, a_club_moved_under_load_loses_and_doubles_nothing, .timeout = 240) {
@@ -114,8 +131,8 @@ Test(pods_move, a_club_moved_under_load_loses_and_doubles_nothing, .timeout = 24
   for (int i = 0; i < 4; ++i) members.push_back(onboard_member(c, club.ref));
   const std::string prefix = unique("mv");
   // Where each award was before each finish-move: what a lost one's report
-  // says (seen once under heavy load: an award acknowledged early, absent
-  // from the books at the end, both audits clean).
+  // says (seen under heavy load: an award acknowledged, absent from the
+  // books at the end, both audits clean; the cause is the next test's).
   std::vector<std::pair<std::string, std::string>> seen;  // "pod when" -> award transactions there
   const auto note_awards = [&](const std::string& when) {
     for (const auto& [pod, dsn] : {std::pair{std::string("home"), home.dsn()}, std::pair{std::string("b"), b.conninfo}}) {
@@ -286,6 +303,82 @@ Test(pods_move, a_club_moved_under_load_loses_and_doubles_nothing, .timeout = 24
   cr_expect(hooks.wait_for(all_delivered, 30s), "deliveries: %zu\n%s", hooks.count(), node.log().c_str());
 }
 
+// A settle that passed the pause's check before the mark and wrote after
+// it (held here on its key's lock across the mark, then with its
+// transaction left open): the move waits for it, so the copy has its
+// award. The mover once took the transactions to wait for from a
+// snapshot's running list, which holds only xids below the snapshot's
+// xmax (the newest ended xid + 1): this settle, newer than anything
+// ended, was in no list, the copy went without its award and finish-move
+// removed it from the pod it was answered in (the test above, 1 run in
+// ~15 under load).
+Test(pods_move, a_write_that_passed_the_check_before_the_mark_is_in_the_copy, .timeout = 120) {
+  const TwoPods pods("pods_late");
+  const auto& [home, b] = pods;
+  make_club(home.dsn(), "late-club", "");
+  const std::string id = club_id_of(home.dsn(), "late-club");
+  cr_assert_eq(psql_value(home.dsn(), write_sql(id, "late-club", "member", "k1", kMemberM1)), std::string("created"));
+  const auto connect = [&] {
+    Pg c(PQconnectdb(home.dsn().c_str()));
+    cr_assert(PQstatus(c.get()) == CONNECTION_OK, "%s", PQerrorMessage(c.get()));
+    return c;
+  };
+  // The settle's key locked by another session (as a retry of it holds it).
+  const Pg key_holder = connect(), writer = connect();
+  const std::string key_lock = "hashtextextended('" + id + ":k-late', 0)";
+  one(key_holder.get(), "SELECT pg_advisory_lock(" + key_lock + ")");
+  one(writer.get(), "BEGIN");
+  const std::string settle = write_sql(id, "late-club", "settle", "k-late", settle_of_m1("t-late"));
+  cr_assert_eq(PQsendQuery(writer.get(), settle.c_str()), 1, "%s", PQerrorMessage(writer.get()));
+  const std::string writer_pid = std::to_string(PQbackendPID(writer.get()));
+  // Past the check (the club not moving), waiting for its key.
+  cr_assert(eventually([&] {
+    return psql_value(home.dsn(), "SELECT wait_event_type FROM pg_stat_activity WHERE pid = " + writer_pid) == "Lock";
+  }, 30s));
+
+  std::atomic<bool> mover_done{false};
+  Run moved;
+  std::thread mover([&] {
+    moved = run("'" + env("MR_MRCTL") + "' --dsn '" + home.dsn() + "' --master-key '" + env("MR_MASTER_KEY_FILE") +
+                "' club move --ref late-club --to b --wait-seconds 60");
+    mover_done = true;
+  });
+  cr_assert(eventually([&] {
+    return psql_value(home.dsn(), "SELECT moving FROM clubs WHERE club_id = " + id) == "t";
+  }, 30s), "no mark");
+  // The mark is committed: the settle takes its key and writes, its xid
+  // newer than the mark's, and its transaction stays open.
+  one(key_holder.get(), "SELECT pg_advisory_unlock(" + key_lock + ")");
+  std::string outcome;
+  while (PGresult* r = PQgetResult(writer.get())) {
+    outcome = PQresultStatus(r) == PGRES_TUPLES_OK ? PQgetvalue(r, 0, 0) : PQresultErrorMessage(r);
+    PQclear(r);
+  }
+  cr_assert_eq(outcome, std::string("ok"));
+  // The mover waits for it among the xids every session holds (or has
+  // gone on without it: the fault), then the settle commits.
+  cr_assert(eventually([&] {
+    return mover_done || psql_value(home.dsn(), "SELECT count(*) FROM pg_stat_activity WHERE datname = "
+                                                "current_database() AND pid <> pg_backend_pid() "
+                                                "AND query LIKE '%backend_xid = ANY%'") != "0";
+  }, 60s), "the mover neither finished nor waited for the settle");
+  const bool finished_early = mover_done;
+  one(writer.get(), "COMMIT");
+  mover.join();
+  cr_assert_eq(moved.rc, 0, "%s", moved.out.c_str());
+  cr_expect(!finished_early, "the move finished while the settle it had to wait for was still open");
+  const std::string summary = "SELECT mr_club_summary(" + id + ")";
+  cr_expect_eq(psql_value(b.conninfo, summary), psql_value(home.dsn(), summary), "the copy lacks the settle");
+  cr_expect_eq(psql_value(b.conninfo, "SELECT count(*) FROM ledger_entries WHERE club_id = " + id +
+                                      " AND external_tx_id = 't-late'"),
+               std::string("1"));
+  mrctl(home.dsn(), "club finish-move --ref late-club");
+  cr_expect_eq(psql_value(b.conninfo, "SELECT mr_write('settle', " + id + ", 'late-club', 'k-late', 'f', 'r', "
+                                      "'{}') ->> 'replayed'"),
+               std::string("true"));
+  mrctl(home.dsn(), "audit");
+}
+
 // What club move refuses changes nothing: an unknown pod, the club's own
 // pod, books that do not pass the audit (the copy rolled back, the mark
 // cleared, writes resume where the club is), a target still holding the
@@ -295,9 +388,7 @@ Test(pods_move, a_refused_move_changes_nothing, .timeout = 120) {
   const auto& [home, b] = pods;
   make_club(home.dsn(), "refuse-club", "");
   const std::string id = club_id_of(home.dsn(), "refuse-club");
-  cr_assert_eq(psql_value(home.dsn(), "SELECT mr_write('member', " + id + ", 'refuse-club', 'k1', 'f', 'r', "
-                                      "jsonb_build_object('partnerRef', 'refuse-club', 'externalMemberId', 'm1', "
-                                      "'firstName', 'A', 'lastName', 'B', 'email', 'a@b.c')) ->> 'outcome'"),
+  cr_assert_eq(psql_value(home.dsn(), write_sql(id, "refuse-club", "member", "k1", kMemberM1)),
                std::string("created"));
   const auto where = [&] {
     return psql_value(home.dsn(), "SELECT coalesce(pod, 'home') || ' ' || moving FROM clubs WHERE club_id = " + id);
@@ -538,17 +629,9 @@ Test(pods_move, a_move_stopped_before_the_flip_resumes, .timeout = 120) {
   const auto& [home, b] = pods;
   make_club(home.dsn(), "resume-club", "");
   const std::string id = club_id_of(home.dsn(), "resume-club");
-  const auto write = [&](const std::string& op, const std::string& key, const std::string& cmd) {
-    return psql_value(home.dsn(), "SELECT mr_write('" + op + "', " + id + ", 'resume-club', '" + key +
-                                      "', 'f', 'r', jsonb_build_object('partnerRef', 'resume-club', " + cmd +
-                                      ")) ->> 'outcome'");
-  };
-  cr_assert_eq(write("member", "k1", "'externalMemberId', 'm1', 'firstName', 'A', 'lastName', 'B', 'email', 'a@b.c'"),
+  cr_assert_eq(psql_value(home.dsn(), write_sql(id, "resume-club", "member", "k1", kMemberM1)),
                std::string("created"));
-  cr_assert_eq(write("settle", "k2", "'eventId', 'e1', 'occurredAt', '2026-11-20T10:00:00Z', "
-                                     "'externalMemberId', 'm1', 'externalTransactionId', 't1', 'merchantId', 'x', "
-                                     "'merchantName', 'X', 'amountMinor', 5000, 'currency', 'GBP', "
-                                     "'settledAt', '2026-11-20T10:00:01Z'"),
+  cr_assert_eq(psql_value(home.dsn(), write_sql(id, "resume-club", "settle", "k2", settle_of_m1("t1"))),
                std::string("ok"));
   const auto where = [&] {
     return psql_value(home.dsn(), "SELECT coalesce(pod, 'home') || ' ' || moving FROM clubs WHERE club_id = " + id);

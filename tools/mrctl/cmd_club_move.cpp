@@ -54,20 +54,32 @@ void wait_for_zero(Context& ctx, PGconn* conn, std::string_view count_sql, const
 // After the mark committed: no write that read the club's row before it
 // can still commit. A writer that started before the mark holds a
 // snapshot at or below the mark's xid until its statement ends; one that
-// has ended its statement but not committed is in the snapshot taken
-// next. Sessions of other roles show their xmin only to a role in
-// pg_read_all_stats (or a superuser), so that is required.
+// has ended its statement but not committed holds an xid, which its
+// session shows. A snapshot's running list would not do: it names only
+// xids below its xmax (the newest ended xid + 1), so a writer whose xid is
+// newer than every ended one (its commit being flushed, or its transaction
+// block still open) is in none, and the copy went without its write
+// (pods_move_test). Prepared transactions, in no session, are waited for
+// through the snapshot. Sessions of other roles show their xmin and xid
+// only to a role in pg_read_all_stats (or a superuser), so that is required.
 void wait_out_writers(Context& ctx, PGconn* source, const std::string& mark_xid, Clock::time_point deadline) {
   wait_for_zero(ctx, source,
                 "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
                 "AND backend_type = 'client backend' AND pid <> pg_backend_pid() AND backend_xmin IS NOT NULL "
                 "AND age(backend_xmin) >= age($1::xid)",
                 mark_xid, deadline, "sessions whose snapshots began before the mark (long transactions?)");
-  const std::string snapshot = pg::value(ctx.exec(source, "SELECT pg_current_snapshot()::text").get(), 0, 0);
+  auto held = ctx.exec(source,
+                       "SELECT pg_current_snapshot()::text, coalesce(array_agg(backend_xid)::text, '{}') "
+                       "FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() "
+                       "AND backend_xid IS NOT NULL");
+  wait_for_zero(ctx, source,
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                "AND backend_xid = ANY ($1::xid[])",
+                pg::value(held.get(), 0, 1), deadline, "transactions running at the mark to end");
   wait_for_zero(ctx, source,
                 "SELECT count(*) FROM pg_snapshot_xip($1::pg_snapshot) x "
                 "WHERE pg_xact_status(x) = 'in progress'",
-                snapshot, deadline, "transactions running at the mark to end");
+                pg::value(held.get(), 0, 0), deadline, "transactions running at the mark to end");
 }
 
 void require_stats_role(Context& ctx, const std::string& pod, PGconn* conn) {
