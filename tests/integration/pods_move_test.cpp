@@ -588,7 +588,8 @@ Test(pods_move, every_kind_of_row_moves_whole, .timeout = 180) {
   const std::string all_after = data_text(c.get("/api/v1/redemptions?limit=100"));
   const auto list_ids = [](const std::string& text) {
     std::vector<std::string> ids;
-    for (const auto& e : parse_json(text)["entries"].GetArray()) ids.push_back(e["redemptionId"].GetString());
+    const auto d = parse_json(text);  // the document outlives the loop (a temporary's member would not)
+    for (const auto& e : d["entries"].GetArray()) ids.push_back(e["redemptionId"].GetString());
     return ids;
   };
   const auto ids_before = list_ids(all_before), ids_after = list_ids(all_after);
