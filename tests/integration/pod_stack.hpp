@@ -1,6 +1,6 @@
 // Two pods on one machine for the pods tests: pod b's PostgreSQL cluster
 // (tests/integration/pod_cluster.sh), mrctl and psql against a given
-// database, and a club with its pool and a sandbox key.
+// database, a club with its pool and a sandbox key, and mr_write run by SQL.
 #pragma once
 
 #include <criterion/criterion.h>
@@ -65,6 +65,45 @@ inline Club make_club(const std::string& catalogue, const std::string& ref, cons
   mrctl(catalogue, "pool topup --ref " + ref + " --points 1000000000");
   const std::string key = mrctl(catalogue, "key issue --ref " + ref + " --env sandbox");
   return {ref, json_field(key, "keyId"), json_field(key, "secret")};
+}
+
+// The catalogue's database (pod home), migrated, and pod b in its directory.
+struct TwoPods {
+  Database home;
+  PodCluster b;
+  explicit TwoPods(const std::string& name) : home(name) {
+    cr_assert_eq(home.migrate().rc, 0);
+    b.add_to(home.dsn());
+  }
+};
+
+inline std::string club_id_of(const std::string& dsn, const std::string& ref) {
+  return psql_value(dsn, "SELECT club_id FROM clubs WHERE partner_ref = '" + ref + "'");
+}
+
+// mr_write of club `id` (partner `ref`) as SQL selecting its outcome; the
+// command is `cmd` (jsonb_build_object's arguments) with the partnerRef.
+inline std::string write_sql(const std::string& id, const std::string& ref, const std::string& op,
+                             const std::string& key, const std::string& cmd) {
+  return "SELECT mr_write('" + op + "', " + id + ", '" + ref + "', '" + key + "', 'f', 'r', " +
+         "jsonb_build_object('partnerRef', '" + ref + "', " + cmd + ")) ->> 'outcome'";
+}
+
+// The command for write_sql of member m1 joining.
+inline const std::string kMemberM1 = "'externalMemberId', 'm1', 'firstName', 'A', 'lastName', 'B', 'email', 'a@b.c'";
+
+// A club of pod home (make_club with `flags`) and its member m1, joined by
+// SQL (idempotency key k1): how the tests of a move begin.
+struct ClubWithMember {
+  Club club;
+  std::string id;  // clubs.club_id
+};
+
+inline ClubWithMember club_with_member(const TwoPods& pods, const std::string& ref, const std::string& flags = "") {
+  ClubWithMember made{make_club(pods.home.dsn(), ref, flags), club_id_of(pods.home.dsn(), ref)};
+  cr_assert_eq(psql_value(pods.home.dsn(), write_sql(made.id, ref, "member", "k1", kMemberM1)),
+               std::string("created"));
+  return made;
 }
 
 }  // namespace mr::test

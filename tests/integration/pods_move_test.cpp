@@ -65,20 +65,6 @@ std::string mrctl_refused(const std::string& dsn, const std::string& args) {
   return r.out;
 }
 
-// The catalogue's database (pod home), migrated, and pod b in its directory.
-struct TwoPods {
-  Database home;
-  PodCluster b;
-  explicit TwoPods(const std::string& name) : home(name) {
-    cr_assert_eq(home.migrate().rc, 0);
-    b.add_to(home.dsn());
-  }
-};
-
-std::string club_id_of(const std::string& dsn, const std::string& ref) {
-  return psql_value(dsn, "SELECT club_id FROM clubs WHERE partner_ref = '" + ref + "'");
-}
-
 // The club's rows in one database, by table (the clubs row aside).
 std::string books_in(const std::string& dsn, const std::string& club_id) {
   return psql_value(dsn,
@@ -91,16 +77,7 @@ std::string books_in(const std::string& dsn, const std::string& club_id) {
                     "(SELECT coalesce(sum(points), 0) FROM club_pool_stripes WHERE club_id = " + club_id + ")");
 }
 
-// mr_write of club `id` (partner `ref`) as SQL selecting its outcome; the
-// command is `cmd` (jsonb_build_object's arguments) with the partnerRef.
-std::string write_sql(const std::string& id, const std::string& ref, const std::string& op, const std::string& key,
-                      const std::string& cmd) {
-  return "SELECT mr_write('" + op + "', " + id + ", '" + ref + "', '" + key + "', 'f', 'r', " +
-         "jsonb_build_object('partnerRef', '" + ref + "', " + cmd + ")) ->> 'outcome'";
-}
-
-// Commands for write_sql: member m1 joining, and a settle `tx` of m1.
-const std::string kMemberM1 = "'externalMemberId', 'm1', 'firstName', 'A', 'lastName', 'B', 'email', 'a@b.c'";
+// The command for write_sql of a settle `tx` of member m1.
 std::string settle_of_m1(const std::string& tx) {
   return "'eventId', 'e1', 'occurredAt', '2026-11-20T10:00:00Z', 'externalMemberId', 'm1', "
          "'externalTransactionId', '" + tx + "', 'merchantId', 'x', 'merchantName', 'X', 'amountMinor', 5000, "
@@ -315,9 +292,7 @@ Test(pods_move, a_club_moved_under_load_loses_and_doubles_nothing, .timeout = 24
 Test(pods_move, a_write_that_passed_the_check_before_the_mark_is_in_the_copy, .timeout = 120) {
   const TwoPods pods("pods_late");
   const auto& [home, b] = pods;
-  make_club(home.dsn(), "late-club", "");
-  const std::string id = club_id_of(home.dsn(), "late-club");
-  cr_assert_eq(psql_value(home.dsn(), write_sql(id, "late-club", "member", "k1", kMemberM1)), std::string("created"));
+  const std::string id = club_with_member(pods, "late-club").id;
   const auto connect = [&] {
     Pg c(PQconnectdb(home.dsn().c_str()));
     cr_assert(PQstatus(c.get()) == CONNECTION_OK, "%s", PQerrorMessage(c.get()));
@@ -386,10 +361,7 @@ Test(pods_move, a_write_that_passed_the_check_before_the_mark_is_in_the_copy, .t
 Test(pods_move, a_refused_move_changes_nothing, .timeout = 120) {
   const TwoPods pods("pods_refuse");
   const auto& [home, b] = pods;
-  make_club(home.dsn(), "refuse-club", "");
-  const std::string id = club_id_of(home.dsn(), "refuse-club");
-  cr_assert_eq(psql_value(home.dsn(), write_sql(id, "refuse-club", "member", "k1", kMemberM1)),
-               std::string("created"));
+  const std::string id = club_with_member(pods, "refuse-club").id;
   const auto where = [&] {
     return psql_value(home.dsn(), "SELECT coalesce(pod, 'home') || ' ' || moving FROM clubs WHERE club_id = " + id);
   };
@@ -634,10 +606,7 @@ Test(pods_move, every_kind_of_row_moves_whole, .timeout = 180) {
 Test(pods_move, a_move_stopped_before_the_flip_resumes, .timeout = 120) {
   const TwoPods pods("pods_resume");
   const auto& [home, b] = pods;
-  make_club(home.dsn(), "resume-club", "");
-  const std::string id = club_id_of(home.dsn(), "resume-club");
-  cr_assert_eq(psql_value(home.dsn(), write_sql(id, "resume-club", "member", "k1", kMemberM1)),
-               std::string("created"));
+  const std::string id = club_with_member(pods, "resume-club").id;
   cr_assert_eq(psql_value(home.dsn(), write_sql(id, "resume-club", "settle", "k2", settle_of_m1("t1"))),
                std::string("ok"));
   const auto where = [&] {
@@ -670,5 +639,59 @@ Test(pods_move, a_move_stopped_before_the_flip_resumes, .timeout = 120) {
   cr_expect_eq(psql_value(b.conninfo, "SELECT mr_write('settle', " + id + ", 'resume-club', 'k2', 'f', 'r', "
                                       "'{}') ->> 'replayed'"),
                std::string("true"), "the settle's record did not move");
+  mrctl(home.dsn(), "audit");
+}
+
+// The contract's pause (020_club_move.sql): while its club is marked moving,
+// every write of the club's books raises MR503 (mr_refuse_moving) and the
+// partner gets 503 service_unavailable with Retry-After, which clients
+// retry; its reads are answered as ever. Once the mark is lifted the same
+// writes, retried with their keys, go through.
+Test(pods_move, a_moving_clubs_writes_answer_503_and_its_reads_200, .timeout = 120) {
+  const TwoPods pods("pods_paused");
+  const auto& home = pods.home;
+  const auto [club, id] =
+      club_with_member(pods, "paused-club", "--redemption-rate-minor 1 --payout-currency GBP --min-redemption 10");
+  mrctl(home.dsn(), "capacity topup --ref paused-club --minor 1000000");
+
+  NodeConf conf;
+  conf.catalogue_dsn = home.dsn();
+  conf.ledger_dsn = home.dsn();
+  Node node(conf);
+  node.start();
+  mr::MrClient c(node.base_url(), club.key_id, club.secret);
+  const std::string member = onboard_member(c, club.ref);  // with the wallet a payout needs (m1 has none)
+  const auto earned = c.post("/api/v1/transactions/settled", settle_body(club.ref, member, unique("tx"), 5000),
+                             unique("idem"));
+  cr_assert_eq(earned.status, 200, "%s", earned.body.c_str());
+
+  psql_value(home.dsn(), "UPDATE clubs SET moving = true WHERE club_id = " + id);
+  struct Write {
+    std::string path, body, key;
+  };
+  const std::vector<Write> writes = {
+      {"/api/v1/transactions/settled", settle_body(club.ref, member, unique("tx"), 3000), unique("idem")},
+      {"/api/v1/redemptions", redeem_body(club.ref, member, unique("rq"), 20), unique("idem")},
+  };
+  for (const Write& w : writes) {
+    const auto r = c.post(w.path, w.body, w.key);
+    EXPECT_ERROR(r, 503, "service_unavailable");
+    const std::string retry_after = header(r, "retry-after");
+    cr_expect(!retry_after.empty() && retry_after.find_first_not_of("0123456789") == std::string::npos &&
+                  std::stol(retry_after) > 0,
+              "%s: Retry-After '%s'", w.path.c_str(), retry_after.c_str());
+  }
+  const auto paused = c.get("/api/v1/members/" + member + "/balance");
+  cr_expect_eq(paused.status, 200, "%s", paused.body.c_str());
+  cr_expect_eq(i64(data_of(paused), "pointsBalance"), 50, "%s", paused.body.c_str());
+  cr_expect_eq(psql_value(home.dsn(), "SELECT count(*) FROM ledger_entries WHERE club_id = " + id), std::string("1"),
+               "a refused write left an entry");
+
+  psql_value(home.dsn(), "UPDATE clubs SET moving = false WHERE club_id = " + id);
+  const auto settled = c.post(writes[0].path, writes[0].body, writes[0].key);
+  cr_expect_eq(settled.status, 200, "%s", settled.body.c_str());
+  const auto redeemed = c.post(writes[1].path, writes[1].body, writes[1].key);
+  cr_expect_eq(redeemed.status, 202, "%s", redeemed.body.c_str());
+  cr_expect_eq(i64(data_of(c.get("/api/v1/members/" + member + "/balance")), "pointsBalance"), 50 + 30 - 20);
   mrctl(home.dsn(), "audit");
 }
