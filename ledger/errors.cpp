@@ -4,6 +4,7 @@
 #include <array>
 
 #include "ledger/json_text.hpp"
+#include "ledger/pods.hpp"
 #include "ledger/text_rules.hpp"
 
 namespace mr {
@@ -101,6 +102,10 @@ ErrorCode code_for_status(int status) {
     default: return status >= 400 && status < 500 ? ErrorCode::invalid_request
                                                   : ErrorCode::internal_error;
   }
+}
+
+ErrorCode code_for_sqlstate(std::string_view sqlstate) {
+  return sqlstate == kClubMovingSqlstate ? ErrorCode::service_unavailable : ErrorCode::internal_error;
 }
 
 namespace {

@@ -60,6 +60,13 @@ std::string_view default_message(ErrorCode code);
 // The error a bare HTTP status from nginx itself stands for (error_page).
 ErrorCode code_for_status(int status);
 
+// The error a statement's SQLSTATE stands for when its route has no answer
+// of its own to it (ledger::Pending::on_sql_error): a moving club's write
+// (kClubMovingSqlstate in ledger/pods.hpp, 020_club_move.sql) is
+// service_unavailable, which clients retry (503 with Retry-After); any
+// other failed statement is internal_error.
+ErrorCode code_for_sqlstate(std::string_view sqlstate);
+
 struct FieldProblem {
   std::string field;    // JSON path of the field, e.g. "member.email"
   std::string problem;  // what is wrong with it, for a human

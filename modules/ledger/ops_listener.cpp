@@ -142,13 +142,8 @@ ngx_int_t start(ngx_http_request_t* r) {
         std::vector<mr::ledger::Response> each;
         for (const PodAnswer& a : answers) {
           auto answer = domain_answer(r, *pending, a.outcome);
-          // A moving club's payout (020_club_move.sql) is unavailable, not failed.
-          const bool failed = a.outcome.kind == mr::pg::Outcome::Kind::sql_error &&
-                              a.outcome.sqlstate != mr::kClubMovingSqlstate;
           each.push_back(answer ? std::move(*answer)
-                                : mr::ledger::error_response(failed ? mr::ErrorCode::internal_error
-                                                                    : mr::ErrorCode::service_unavailable,
-                                                             "", id));
+                                : mr::ledger::error_response(unanswered_code(a.outcome), "", id));
         }
         return mr::ledger::holder_answer(each, id);
       });

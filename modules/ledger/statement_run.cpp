@@ -2,7 +2,6 @@
 
 #include <new>
 
-#include "ledger/pods.hpp"
 #include "modules/common/answers.hpp"
 #include "modules/common/guarded.hpp"
 #include "modules/common/request_id.hpp"
@@ -72,12 +71,7 @@ ngx_int_t send_response(ngx_http_request_t* r, const mr::ledger::Response& respo
 void on_outcome(ngx_http_request_t* r, Waiting* waiting, mr::pg::Outcome&& outcome) {
   waiting->job = nullptr;
   const auto answer = domain_answer(r, *waiting->pending, outcome);
-  // A moving club's write (020_club_move.sql) is refused like a database
-  // that cannot answer: 503 with Retry-After, which clients retry.
-  const bool failed = outcome.kind == mr::pg::Outcome::Kind::sql_error && outcome.sqlstate != mr::kClubMovingSqlstate;
-  const ngx_int_t rc = answer ? send_response(r, *answer)
-                              : send_error(r, failed ? mr::ErrorCode::internal_error
-                                                     : mr::ErrorCode::service_unavailable);
+  const ngx_int_t rc = answer ? send_response(r, *answer) : send_error(r, unanswered_code(outcome));
   ngx_http_finalize_request(r, rc);
 }
 
@@ -90,12 +84,18 @@ std::optional<mr::ledger::Response> domain_answer(ngx_http_request_t* r, const m
       return pending.render(PgResultView(outcome.result.get(), outcome.row), request_id(r));
     case mr::pg::Outcome::Kind::sql_error:
       if (auto answer = pending.on_sql_error(outcome.sqlstate, request_id(r))) return answer;
-      log_failure(r, outcome.sqlstate == mr::kClubMovingSqlstate ? NGX_LOG_INFO : NGX_LOG_ERR, outcome);
+      // Only a failure of ours is an error; a moving club's write is retried.
+      log_failure(r, unanswered_code(outcome) == mr::ErrorCode::internal_error ? NGX_LOG_ERR : NGX_LOG_INFO, outcome);
       return std::nullopt;
     default:
       log_failure(r, NGX_LOG_WARN, outcome);
       return pending.on_unavailable(request_id(r));
   }
+}
+
+mr::ErrorCode unanswered_code(const mr::pg::Outcome& outcome) {
+  return outcome.kind == mr::pg::Outcome::Kind::sql_error ? mr::code_for_sqlstate(outcome.sqlstate)
+                                                          : mr::ErrorCode::service_unavailable;
 }
 
 ngx_int_t run_prepared(ngx_http_request_t* r, mr::ledger::Prepared prepared) {

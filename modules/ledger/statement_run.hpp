@@ -43,6 +43,11 @@ ngx_int_t run_on_every_pod(ngx_http_request_t* r, const mr::ledger::Query& query
 std::optional<mr::ledger::Response> domain_answer(ngx_http_request_t* r, const mr::ledger::Pending& pending,
                                                   const mr::pg::Outcome& outcome);
 
+// What an outcome the domain had no answer for is answered with: a failed
+// statement's SQLSTATE as mr::code_for_sqlstate says (ledger/errors.hpp),
+// service_unavailable when the database did not answer.
+mr::ErrorCode unanswered_code(const mr::pg::Outcome& outcome);
+
 // An ok outcome's rows, as the domain reads them.
 std::unique_ptr<mr::ledger::ResultView> rows_of(const mr::pg::Outcome& outcome);
 
