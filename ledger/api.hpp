@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "ledger/errors.hpp"
+#include "ledger/write_batch.hpp"
 
 namespace mr::ledger {
 
@@ -82,9 +83,10 @@ inline Response error_response(const Error& error, std::string_view request_id, 
 struct Query {
   std::string sql;  // from ledger/statements.hpp
   std::vector<std::optional<std::string>> params;  // $1.. as text
-  // A settle: may run with others queued at the same time in one
-  // mr_write_batch (write_batch.hpp), keeping its own outcome.
-  bool batchable = false;
+  // A settle, reversal or redemption: may run with others of its kind
+  // queued at the same time in one batch statement (write_batch.hpp),
+  // keeping its own outcome.
+  BatchKind batch = BatchKind::none;
 };
 
 class ResultView {

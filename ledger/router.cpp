@@ -62,8 +62,8 @@ class HistoryPending final : public Pending {
 };
 
 Prepared statement(std::string_view sql, std::vector<std::optional<std::string>> params,
-                   bool batchable = false) {
-  return std::make_unique<StatementPending>(Query{std::string(sql), std::move(params), batchable});
+                   BatchKind batch = BatchKind::none) {
+  return std::make_unique<StatementPending>(Query{std::string(sql), std::move(params), batch});
 }
 
 Response fail(const Request& r, const Error& e) {
@@ -89,11 +89,11 @@ std::vector<std::string_view> segments(std::string_view path) {
 Prepared write(const Request& r, Parsed parsed) {
   if (auto* e = std::get_if<Error>(&parsed)) return fail(r, *e);
   auto& cmd = std::get<WriteCommand>(parsed);
-  const bool batchable = cmd.op == "settle";
+  const BatchKind batch = batch_kind(cmd.op);
   return statement(sql::write,
                    {cmd.op, std::to_string(r.club_id), std::string(r.partner_ref), std::string(r.idempotency_key),
                     std::string(r.fingerprint), std::string(r.request_id), std::move(cmd.cmd_json)},
-                   batchable);
+                   batch);
 }
 
 Prepared member_read(const Request& r, const std::string& member, std::string_view what) {

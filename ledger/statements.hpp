@@ -12,6 +12,9 @@ namespace mr::ledger::sql {
 inline constexpr std::string_view write = "SELECT mr_write($1, $2::bigint, $3, $4, $5, $6, $7::jsonb)";
 // Settles that queued together (write_batch.hpp); one jsonb result per row.
 inline constexpr std::string_view write_batch = "SELECT mr_write_batch($1::jsonb)";
+// Reversals only or redemptions only that queued together, each through
+// mr_write in one transaction (023_write_batch_each.sql); one row each.
+inline constexpr std::string_view write_batch_each = "SELECT mr_write_batch_each($1::jsonb)";
 inline constexpr std::string_view balance = "SELECT * FROM mr_balance_row($1::bigint, $2)";
 // History pages as plain rows (016_history_rows.sql), rendered by
 // ledger/history_render.cpp: club, member, [filter,] limit, before (NULL:
@@ -80,11 +83,11 @@ inline constexpr std::string_view ops_webhook_failures = "SELECT mr_ops_webhook_
 inline constexpr std::string_view ops_webhook_status = "SELECT mr_ops_webhook_status($1, $2)";
 inline constexpr std::string_view ops_webhook_replay = "SELECT mr_ops_webhook_replay($1, $2::timestamptz)";
 
-inline constexpr std::array<std::string_view, 25> prepared = {
+inline constexpr std::array<std::string_view, 26> prepared = {
     write, write_batch, balance, points, transactions, redemption, ready, metrics, payouts, payout_move,
     payout_simulate, club, redemptions, events, webhook_endpoints, webhook_endpoint, webhook_deliveries,
     webhook_claim, webhook_report, ops_webhooks, ops_webhook_failures, ops_webhook_status, ops_webhook_replay,
-    points_filtered, webhook_report_batch};
+    points_filtered, webhook_report_batch, write_batch_each};
 
 // Statements that change nothing: the pool may queue them on a connection
 // still busy with other reads (a write there could wait on a lock and hold

@@ -4,6 +4,13 @@
 
 namespace mr::ledger {
 
+BatchKind batch_kind(std::string_view op) {
+  if (op == "settle") return BatchKind::settle;
+  if (op == "reverse") return BatchKind::reverse;
+  if (op == "redeem") return BatchKind::redeem;
+  return BatchKind::none;
+}
+
 std::optional<std::string> write_batch_param(std::span<const Params* const> writes) {
   std::size_t size = 2;
   for (const Params* p : writes) {

@@ -1,14 +1,26 @@
-// Settles queued at the same moment on one worker go to PostgreSQL as one
-// mr_write_batch call (006_write_batch.sql): one round trip and one commit,
-// each request keeping its own outcome and idempotency record.
+// Writes queued at the same moment on one worker go to PostgreSQL as one
+// call: settles as mr_write_batch (006_write_batch.sql, set-based since
+// 009), reversals or redemptions as mr_write_batch_each (023), one mr_write
+// per write. One round trip and one commit, each request keeping its own
+// outcome and idempotency record.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace mr::ledger {
+
+// Which writes may share a batch: only writes of one kind go together
+// (never settles with reversals, nor reversals with redemptions); none:
+// always alone.
+enum class BatchKind : std::uint8_t { none, settle, reverse, redeem };
+
+// The kind of a partner write by its op (mr_write's first parameter).
+BatchKind batch_kind(std::string_view op);
 
 using Params = std::vector<std::optional<std::string>>;
 
@@ -19,7 +31,7 @@ inline constexpr std::size_t op = 0, club = 1, partner_ref = 2, key = 3, fingerp
                              command = 6, count = 7;
 }  // namespace write_param
 
-// mr_write_batch's one parameter: a JSON array holding each request's
+// mr_write_batch's (and mr_write_batch_each's) one parameter: a JSON array holding each request's
 // mr_write parameters in order, the command embedded as JSON. nullopt if a
 // request is not a complete mr_write call.
 std::optional<std::string> write_batch_param(std::span<const Params* const> writes);

@@ -124,12 +124,14 @@ void render_edges(std::string& out, const Block& b) {
 }
 
 // The pool's counters, each a field of both PoolFigures and PoolSlot.
-constexpr std::array<std::pair<std::uint64_t PoolFigures::*, std::uint64_t PoolSlot::*>, 5> kPoolCounters = {{
+constexpr std::array<std::pair<std::uint64_t PoolFigures::*, std::uint64_t PoolSlot::*>, 7> kPoolCounters = {{
     {&PoolFigures::timed_out, &PoolSlot::timed_out},
     {&PoolFigures::reconnects, &PoolSlot::reconnects},
     {&PoolFigures::batches, &PoolSlot::batches},
     {&PoolFigures::batched_settles, &PoolSlot::batched_settles},
     {&PoolFigures::batch_fallbacks, &PoolSlot::batch_fallbacks},
+    {&PoolFigures::write_batches, &PoolSlot::write_batches},
+    {&PoolFigures::batched_writes, &PoolSlot::batched_writes},
 }};
 
 void render_pool(std::string& out, const Block& b, bool (*alive)(std::uint64_t pid)) {
@@ -159,8 +161,15 @@ void render_pool(std::string& out, const Block& b, bool (*alive)(std::uint64_t p
       {"mr_ledger_batches_total", "counter",
        "Settles that queued together and went to PostgreSQL as one mr_write_batch statement.", sum.batches},
       {"mr_ledger_batched_settles_total", "counter", "Settles sent inside those batches.", sum.batched_settles},
+      {"mr_ledger_write_batches_total", "counter",
+       "Reversals, or redemptions, that queued together and went to PostgreSQL as one mr_write_batch_each "
+       "statement (one op per batch).",
+       sum.write_batches},
+      {"mr_ledger_batched_writes_total", "counter", "Reversals and redemptions sent inside those batches.",
+       sum.batched_writes},
       {"mr_ledger_batch_fallbacks_total", "counter",
-       "Batches that failed as a whole (a pool stripe too low, a duplicate) and ran their settles one by one.",
+       "Batches of any kind that failed as a whole (a pool stripe too low, a duplicate, a deadlock) and ran their "
+       "writes one by one.",
        sum.batch_fallbacks},
   };
   for (const Series& one : series) {

@@ -51,7 +51,9 @@ struct PoolFigures {
   std::uint64_t reconnects = 0;
   std::uint64_t batches = 0;          // mr_write_batch statements sent
   std::uint64_t batched_settles = 0;  // settles sent inside them
-  std::uint64_t batch_fallbacks = 0;  // batches that failed and ran one by one
+  std::uint64_t batch_fallbacks = 0;  // batches (of any kind) that failed and ran one by one
+  std::uint64_t write_batches = 0;    // mr_write_batch_each statements sent (reversals or redemptions)
+  std::uint64_t batched_writes = 0;   // reversals and redemptions sent inside them
 };
 
 // One worker's pool figures in shared memory, published by that worker
@@ -60,7 +62,8 @@ struct PoolFigures {
 // the slot counts on from them, so the node's sums never go back.
 struct PoolSlot {
   std::uint64_t owner;  // the worker's pid; 0: free
-  std::uint64_t in_use, queued, timed_out, reconnects, batches, batched_settles, batch_fallbacks;
+  std::uint64_t in_use, queued, timed_out, reconnects, batches, batched_settles, batch_fallbacks, write_batches,
+      batched_writes;
 };
 inline constexpr std::size_t kPoolSlots = 64;  // workers alive at once, old ones during a reload included
 

@@ -15,7 +15,9 @@
 namespace mr::pg {
 namespace {
 
-// Settles sent in one mr_write_batch at most; reads queued on one connection.
+using mr::ledger::BatchKind;
+
+// Writes sent in one batch statement at most; reads queued on one connection.
 constexpr std::size_t kBatchLimit = 32;
 constexpr std::size_t kPipelineDepth = 16;
 
@@ -125,13 +127,19 @@ class Connection {
     params.reserve(jobs.size());
     for (const auto& j : jobs) params.push_back(&j->params);
     auto param = mr::ledger::write_batch_param(params);
-    if (!param) {  // cannot happen for a settle; run them one by one
+    if (!param) {  // cannot happen for a partner write; run them one by one
       for (auto& j : jobs) run(std::move(j));
       return;
     }
-    name_session({});  // settles of a batch are untraced
-    pool_.counters().batches++;
-    pool_.counters().batched_settles += jobs.size();
+    name_session({});  // writes of a batch are untraced
+    auto& counters = pool_.counters();
+    if (jobs.front()->batch == BatchKind::settle) {
+      counters.batches++;
+      counters.batched_settles += jobs.size();
+    } else {
+      counters.write_batches++;
+      counters.batched_writes += jobs.size();
+    }
     Sent s;
     s.batch = true;
     s.jobs = std::move(jobs);
@@ -187,7 +195,7 @@ class Connection {
 
  private:
   // One statement and its sync in the pipeline: a prepare, one job, or a
-  // batch of settles.
+  // batch of writes of one kind.
   // What the pipeline holds, in the order the server answers: statements
   // and the syncs that end their transactions. A write (or batch, or
   // prepare) is followed by its own sync and completes when that sync
@@ -384,8 +392,12 @@ class Connection {
       const auto sql = std::string(mr::ledger::sql::prepared[static_cast<std::size_t>(s.prepare)]);
       ok = PQsendPrepare(pg_, kNames[static_cast<std::size_t>(s.prepare)].c_str(), sql.c_str(), 0, nullptr);
     } else if (s.batch) {
+      // Settles have their set-based statement (009); reversals and
+      // redemptions run through mr_write one by one inside theirs (023).
       const char* value = s.batch_param.c_str();
-      ok = send_statement(std::string(mr::ledger::sql::write_batch), std::span<const char* const>(&value, 1));
+      const auto sql = s.jobs.front()->batch == BatchKind::settle ? mr::ledger::sql::write_batch
+                                                                 : mr::ledger::sql::write_batch_each;
+      ok = send_statement(std::string(sql), std::span<const char* const>(&value, 1));
     } else if (s.naming) {
       const char* value = s.batch_param.c_str();
       ok = s.batch_param.empty()
@@ -429,7 +441,7 @@ class Connection {
 
   void count(const Sent& s, bool added) {
     if (s.jobs.empty()) return;
-    const bool settles = s.batch || s.jobs.front()->batchable;
+    const bool settles = s.jobs.front()->batch == BatchKind::settle;
     if (added) {
       jobs_in_flight_++;
       if (!s.read) writes_in_flight_++;
@@ -504,10 +516,11 @@ class Connection {
     if (state_ == State::ready) pool_.on_idle(*this);
   }
 
-  // A batch that failed rolled back as a whole: its settles run again one
+  // A batch that failed rolled back as a whole: its writes run again one
   // by one, each getting its own outcome (009_set_based_batch.sql: a pool
   // stripe too low for its awards, one transaction settled twice, a
-  // deadlock, ...).
+  // deadlock, ...; 023_write_batch_each.sql: a deadlock, a moving club's
+  // MR503, any error of any of its writes).
   void complete_batch(Sent s, bool ok, const std::string& message) {
     const int rows = ok ? PQntuples(s.result.get()) : 0;
     if (!ok) {
@@ -624,7 +637,7 @@ Stats Pool::stats() const {
 Connection* Pool::connection_for(const Job& job) const {
   Connection* best = nullptr;
   const bool read = is_read(job.sql);
-  if (job.batchable && settles_at_limit()) return nullptr;
+  if (job.batch == BatchKind::settle && settles_at_limit()) return nullptr;
   if (read) {
     for (const auto& c : connections_) {
       if (c->gathering_reads()) return c.get();
@@ -647,16 +660,17 @@ bool Pool::settles_at_limit() const {
   return running >= settings_.settle_connections;
 }
 
-// The front job, a settle, and every other settle queued now (up to the
-// limit), in the order they came; a settle whose idempotency key is already
-// in the batch waits for the next one.
-std::vector<std::unique_ptr<Job>> Pool::take_batch() {
+// The oldest queued job of this kind and every other one of its kind
+// queued now (up to the limit), in the order they came; one whose
+// idempotency key is already in the batch waits for the next one. Only
+// one kind goes in a batch: settles, reversals or redemptions.
+std::vector<std::unique_ptr<Job>> Pool::take_batch(BatchKind kind) {
   std::vector<std::unique_ptr<Job>> batch;
   for (auto it = queue_.begin(); it != queue_.end() && batch.size() < kBatchLimit;) {
     const auto same_key = [&](const std::unique_ptr<Job>& taken) {
       return mr::ledger::same_idempotency_key(taken->params, (*it)->params);
     };
-    if ((*it)->batchable && std::none_of(batch.begin(), batch.end(), same_key)) {
+    if ((*it)->batch == kind && std::none_of(batch.begin(), batch.end(), same_key)) {
       batch.push_back(std::move(*it));
       it = queue_.erase(it);
     } else {
@@ -686,7 +700,8 @@ void Pool::settle_arrived(std::uint64_t ticket) {
 // so a steady stream cannot hold the queue.
 bool Pool::settles_wait() {
   if (arriving_.empty()) return false;
-  const auto queued = std::count_if(queue_.begin(), queue_.end(), [](const auto& j) { return j->batchable; });
+  const auto queued = std::count_if(queue_.begin(), queue_.end(),
+                                    [](const auto& j) { return j->batch == BatchKind::settle; });
   if (static_cast<std::size_t>(queued) >= kBatchLimit) return false;
   if (awaited_ == 0) awaited_ = *arriving_.rbegin();
   return *arriving_.begin() <= awaited_;
@@ -699,25 +714,27 @@ void Pool::dispatch() {
   // Settles held back by settle_connections do not hold up the jobs
   // behind them: those go first, in order.
   for (auto it = queue_.begin(); it != queue_.end();) {
+    const BatchKind kind = (*it)->batch;
+    const bool settle = kind == BatchKind::settle;
     Connection* c = connection_for(**it);
     if (c == nullptr) {
-      if ((*it)->batchable && settles_at_limit()) {
+      if (settle && settles_at_limit()) {
         ++it;
         continue;
       }
       break;
     }
-    if ((*it)->batchable && settles_wait()) {
+    if (settle && settles_wait()) {
       ++it;
       continue;
     }
-    if ((*it)->batchable) {
-      awaited_ = 0;
-      // The first settle that can go is the oldest queued (the others
-      // before it were held back by the same limit, which is now free).
-      auto batch = take_batch();
+    if (kind != BatchKind::none) {
+      if (settle) awaited_ = 0;
+      // The first job of its kind that can go is the oldest queued: every
+      // job before it is a settle held back (by the limit or the wait).
+      auto batch = take_batch(kind);
       if (batch.size() == 1) {
-        c->run(std::move(batch.front()));  // a lone settle goes as it is
+        c->run(std::move(batch.front()));  // a lone write goes as it is
       } else {
         c->run_batch(std::move(batch));
       }

@@ -9,7 +9,10 @@
 // no wait; reads may queue on a connection that is still busy with reads;
 // settles that queued while every connection was busy, or while
 // settle_connections connections ran settles, go together as one
-// mr_write_batch. A free connection takes the queued settles once the
+// mr_write_batch; reversals, or redemptions, that queued while every
+// connection was busy go together as one mr_write_batch_each (023), one op
+// per batch, with no wait of any kind (only what is queued when a
+// connection is free). A free connection takes the queued settles once the
 // settles that were already on their way to the pool when it could take
 // them (past authentication, their idempotency claim at Redis) have
 // arrived: that claim's Redis round trip at most, and no wait when nothing
@@ -26,6 +29,7 @@
 #include <vector>
 
 #include "ledger/sql/pg_handles.hpp"
+#include "ledger/write_batch.hpp"
 
 #include "lua-free-config/nginx.hpp"
 
@@ -48,7 +52,9 @@ struct Outcome {
 struct Job {
   std::string sql;
   std::vector<std::optional<std::string>> params;
-  bool batchable = false;  // a settle: may go in one mr_write_batch with others
+  // Which queued jobs it may share one batch statement with: only jobs of
+  // its own kind (none: always alone).
+  mr::ledger::BatchKind batch = mr::ledger::BatchKind::none;
   std::function<void(Outcome&&)> done;
   // The request's W3C traceparent (empty: none). The connection runs the
   // statement with it as its application_name, so pg_stat_activity and
@@ -65,7 +71,9 @@ struct Settings {
   std::size_t size = 4;
   // Connections that may run settles at once (0: all): a settle that finds
   // that many busy with settles waits for one of them, and the settles
-  // that gathered meanwhile go in one batch, one commit.
+  // that gathered meanwhile go in one batch, one commit. Settles only:
+  // reversals and redemptions take any free connection, and batch only
+  // when none is free.
   std::size_t settle_connections = 0;
   std::size_t queue_limit = 1024;
   ngx_msec_t connect_timeout = 3000;
@@ -80,7 +88,9 @@ struct Stats {
   std::uint64_t reconnects = 0;       // connects after a connection was lost or refused
   std::uint64_t batches = 0;          // mr_write_batch statements sent
   std::uint64_t batched_settles = 0;  // settles sent inside them
-  std::uint64_t batch_fallbacks = 0;  // batches that failed and ran one by one
+  std::uint64_t write_batches = 0;    // mr_write_batch_each statements sent
+  std::uint64_t batched_writes = 0;   // reversals and redemptions sent inside them
+  std::uint64_t batch_fallbacks = 0;  // batches (of any kind) that failed and ran one by one
 };
 
 class Connection;
@@ -124,7 +134,7 @@ class Pool {
   void fail_queue_if_nothing_can_serve();
   Connection* connection_for(const Job& job) const;
   bool settles_at_limit() const;
-  std::vector<std::unique_ptr<Job>> take_batch();
+  std::vector<std::unique_ptr<Job>> take_batch(mr::ledger::BatchKind kind);
   bool settles_wait();
 
   Settings settings_;

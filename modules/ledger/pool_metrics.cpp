@@ -24,7 +24,8 @@ metrics::PoolFigures figures() {
     const mr::pg::Stats s = pod.pool->stats();
     sum = {sum.in_use + s.in_use, sum.queued + s.queued, sum.timed_out + s.timed_out,
            sum.reconnects + s.reconnects, sum.batches + s.batches, sum.batched_settles + s.batched_settles,
-           sum.batch_fallbacks + s.batch_fallbacks};
+           sum.batch_fallbacks + s.batch_fallbacks, sum.write_batches + s.write_batches,
+           sum.batched_writes + s.batched_writes};
   }
   return sum;
 }

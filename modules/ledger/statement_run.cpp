@@ -124,8 +124,8 @@ ngx_int_t run_prepared(ngx_http_request_t* r, mr::ledger::Prepared prepared) {
   job->params = waiting->pending->query().params;
   // Tracing costs nothing without the header: see pg_pool's application_name.
   if (const auto trace = traceparent(r)) job->traceparent.assign(trace->data(), trace->size());
-  // A traced settle runs alone: the session's name is one request's.
-  job->batchable = waiting->pending->query().batchable && job->traceparent.empty();
+  // A traced write runs alone: the session's name is one request's.
+  job->batch = job->traceparent.empty() ? waiting->pending->query().batch : mr::ledger::BatchKind::none;
   job->done = [r, waiting](mr::pg::Outcome&& outcome) { on_outcome(r, waiting, std::move(outcome)); };
   waiting->job = job.get();
   settle_reached_pool(r);

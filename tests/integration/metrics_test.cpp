@@ -78,7 +78,8 @@ Test(metrics, requests_and_idempotency_outcomes_are_counted) {
   for (const char* pool : {"\nmr_ledger_pool_connections_in_use ", "\nmr_ledger_pool_queued ",
                            "\nmr_ledger_pool_timeouts_total ", "\nmr_ledger_pool_reconnects_total ",
                            "\nmr_ledger_batches_total ", "\nmr_ledger_batched_settles_total ",
-                           "\nmr_ledger_batch_fallbacks_total "}) {
+                           "\nmr_ledger_batch_fallbacks_total ", "\nmr_ledger_write_batches_total ",
+                           "\nmr_ledger_batched_writes_total "}) {
     cr_expect(after.find(pool) != std::string::npos, "no%s", pool);
   }
   cr_expect_geq(metric(after, "mr_catalogue_keys"), 1);

@@ -96,7 +96,7 @@ Test(metrics_block, edges_pool_and_catalogue) {
   PoolSlot* one = claim_pool_slot(*b, 101, alive, base1);
   PoolSlot* two = claim_pool_slot(*b, 102, alive, base2);
   cr_assert(one != nullptr && two != nullptr && one != two);
-  publish(*one, base1, PoolFigures{1, 0, 2, 1, 3, 10, 1});
+  publish(*one, base1, PoolFigures{1, 0, 2, 1, 3, 10, 1, 2, 7});
   publish(*two, base2, PoolFigures{3, 5, 1, 0});
   store<std::int64_t>(b->catalogue_keys, 9);
   store<std::int64_t>(b->catalogue_loaded_unix_ms, 1795463497129);
@@ -115,6 +115,8 @@ Test(metrics_block, edges_pool_and_catalogue) {
   cr_expect(has_line(text, "mr_ledger_batches_total 3"));
   cr_expect(has_line(text, "mr_ledger_batched_settles_total 10"));
   cr_expect(has_line(text, "mr_ledger_batch_fallbacks_total 1"));
+  cr_expect(has_line(text, "mr_ledger_write_batches_total 2"));
+  cr_expect(has_line(text, "mr_ledger_batched_writes_total 7"));
   g_dead = 102;
   const std::string after_crash = render(*b, alive);
   cr_expect(has_line(after_crash, "mr_ledger_pool_connections_in_use 1"));
@@ -124,11 +126,12 @@ Test(metrics_block, edges_pool_and_catalogue) {
   cr_assert_eq(three, two, "all slots held: the crashed worker's is taken");
   cr_expect_eq(base3.timed_out, 1u);
   publish(*three, base3, PoolFigures{0, 0, 1, 0});
-  release(*one, base1, PoolFigures{1, 0, 2, 1, 3, 10, 1});
+  release(*one, base1, PoolFigures{1, 0, 2, 1, 3, 10, 1, 2, 7});
   const std::string later = render(*b, alive);
   cr_expect(has_line(later, "mr_ledger_pool_timeouts_total 4"), "counters never go back: %s", later.c_str());
   cr_expect(has_line(later, "mr_ledger_pool_connections_in_use 0"));
   cr_expect(has_line(later, "mr_ledger_batched_settles_total 10"), "a released slot keeps its counters");
+  cr_expect(has_line(later, "mr_ledger_batched_writes_total 7"), "a released slot keeps its counters");
   cr_expect(has_line(text, "mr_catalogue_keys 9"));
   cr_expect(has_line(text, "mr_catalogue_loaded_timestamp_seconds 1795463497.129"));
   cr_expect(has_line(text, "mr_catalogue_load_duration_seconds 0.019"));

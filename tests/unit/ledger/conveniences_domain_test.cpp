@@ -184,7 +184,7 @@ Test(routes, list_redemptions) {
   cr_expect_eq(*fq.params[3], std::string("completed"));
   cr_expect_eq(*fq.params[4], std::string("3"));
   cr_expect_eq(*fq.params[5], std::string("42"));
-  cr_expect(!fq.batchable);
+  cr_expect(fq.batch == mr::ledger::BatchKind::none);
   cr_expect_eq(immediate(req("PUT", "/api/v1/redemptions")).status, 405);
 }
 

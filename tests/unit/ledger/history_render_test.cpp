@@ -284,7 +284,7 @@ Test(history_render, routes_send_the_history_statements) {
   q = query_of("/api/v1/members/m1/transactions", "limit=1&before=0&filter=earned");
   cr_expect_eq(q.sql, std::string(sql::transactions));
   cr_expect(q.params == (P{"7", "m1", "1", "0"}));
-  cr_expect(!q.batchable);
+  cr_expect(q.batch == mr::ledger::BatchKind::none);
   // Each is prepared once per connection, and may queue behind other reads.
   for (const auto s : {sql::points, sql::points_filtered, sql::transactions}) {
     cr_expect(std::find(sql::prepared.begin(), sql::prepared.end(), s) != sql::prepared.end());

@@ -304,13 +304,14 @@ Test(rendering, balance_from_columns_as_the_jsonb_was) {
   cr_expect_eq(pending->render(FakeColumns({"m1", "active", "x", "0", "0", "0", "GBP", "0"}), "rid").status, 500);
 }
 
-// Only settles are batched; the batch parameter carries each one's mr_write
-// parameters with the command as JSON, not as a string.
+// Settles, reversals and redemptions batch, each kind apart; the batch
+// parameter carries each one's mr_write parameters with the command as
+// JSON, not as a string.
 Test(write_batch, settles_batch_with_their_parameters) {
   const std::string body = settle("100");
   Prepared p = prepare(req("POST", "/api/v1/transactions/settled", body));
   const Query& q = std::get<std::unique_ptr<Pending>>(p)->query();
-  cr_expect(q.batchable);
+  cr_expect(q.batch == BatchKind::settle);
   const Params* one[] = {&q.params, &q.params};
   const auto param = write_batch_param(one);
   cr_assert(param.has_value());
@@ -346,9 +347,28 @@ Test(write_batch, one_key_of_one_club_is_recognised) {
   cr_expect(!same_idempotency_key(a, Params{}));
 }
 
+Test(write_batch, reversals_and_redemptions_batch_each_as_their_kind) {
+  const std::string reversal =
+      R"({"partnerRef":"club-a","eventId":"e","occurredAt":"2026-11-20T10:00:00Z","member":{"externalMemberId":"m"},)"
+      R"("transaction":{"externalTransactionId":"t","currency":"GBP","amountMinor":5}})";
+  Prepared r = prepare(req("POST", "/api/v1/transactions/reversed", reversal));
+  const Query& rq = std::get<std::unique_ptr<Pending>>(r)->query();
+  cr_expect(rq.batch == BatchKind::reverse);
+  cr_expect_eq(*rq.params[write_param::op], "reverse");
+  const std::string redemption = R"({"partnerRef":"club-a","requestId":"r1","member":{"externalMemberId":"m1"},)"
+                                 R"("redemption":{"points":100,"currency":"GBP"}})";
+  Prepared d = prepare(req("POST", "/api/v1/redemptions", redemption));
+  const Query& dq = std::get<std::unique_ptr<Pending>>(d)->query();
+  cr_expect(dq.batch == BatchKind::redeem);
+  const Params* both[] = {&rq.params, &dq.params};
+  cr_expect(write_batch_param(both).has_value(), "the parameter is the same for every kind");
+  cr_expect(batch_kind("close") == BatchKind::none);
+  cr_expect(batch_kind("member") == BatchKind::none);
+}
+
 Test(write_batch, other_writes_are_not_batched) {
   Prepared p = prepare(req("POST", "/api/v1/members", member(R"("email":"a@b.co")")));
-  cr_expect(!std::get<std::unique_ptr<Pending>>(p)->query().batchable);
+  cr_expect(std::get<std::unique_ptr<Pending>>(p)->query().batch == BatchKind::none);
 }
 
 // ---- Boundaries and storage-safety of each field rule -----------------------

@@ -154,7 +154,7 @@ Test(webhook_routing, reads_carry_the_club) {
   cr_expect_eq(q.sql, std::string(sql::webhook_endpoints));
   cr_expect_eq(*q.params[0], std::string("7"));
   cr_expect_eq(*q.params[1], std::string("rid"));
-  cr_expect(!q.batchable);
+  cr_expect(q.batch == mr::ledger::BatchKind::none);
 
   q = query_of(req("GET", "/api/v1/webhook-endpoints/we%5F1"));
   cr_expect_eq(q.sql, std::string(sql::webhook_endpoint));
@@ -273,7 +273,7 @@ Test(webhook_bodies, create_command) {
   cr_expect_eq(*q.params[2], std::string("club-a"));
   cr_expect_eq(*q.params[3], std::string("k"));
   cr_expect_eq(*q.params[4], std::string("fp"));
-  cr_expect(!q.batchable);
+  cr_expect(q.batch == mr::ledger::BatchKind::none);
   auto cmd = json(*q.params[6]);
   cr_assert(cmd.IsObject());
   cr_expect_str_eq(cmd["partnerRef"].GetString(), "club-a");
