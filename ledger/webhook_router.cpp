@@ -40,7 +40,7 @@ class WebhookPending final : public Pending {
 
 Prepared pending(std::string_view sql, std::vector<std::optional<std::string>> params, Secret secret,
                  const WebhookSecrets* secrets = nullptr) {
-  return std::make_unique<WebhookPending>(Query{std::string(sql), std::move(params), false}, secret, secrets);
+  return std::make_unique<WebhookPending>(Query{std::string(sql), std::move(params)}, secret, secrets);
 }
 
 Response fail(const Request& r, const Error& e) { return error_response(e, r.request_id); }
