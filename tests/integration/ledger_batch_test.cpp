@@ -6,8 +6,12 @@
 // queues, and the lock's release lets the queue go as batches. Requests of
 // one transaction share its now(): idempotency records with the same
 // created_at were written by one batch.
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdio>
+#include <functional>
+#include <latch>
 #include <string>
 #include <thread>
 #include <vector>
@@ -16,34 +20,205 @@
 #include "tests/integration/ledger_helpers.hpp"
 #include "tests/integration/metrics_helpers.hpp"
 #include "tests/integration/row_gate.hpp"
+#include "tests/integration/shell_run.hpp"
 
 using namespace mr::test;
+using namespace std::chrono_literals;
 
 namespace {
 
-constexpr int kGate = 16;  // more settles than the fixture's 2 workers x 4 connections
+constexpr int kGate = 16;  // one wave of the gate's settles
+// The connections that run settles: the fixture's 2 workers x
+// mr_ledger_settle_connections (2, the default).
+constexpr int kSettleConnections = 4;
+// How long the gate may stay closed. A settle that has waited
+// mr_ledger_query_timeout (the fixture's 5 s) since it reached the pool,
+// queued or running, is answered 503 and its connection dropped: the gate's
+// first settles hold their connections that long at most. So every wait
+// while the gate is closed ends as soon as what it waits for is there, and
+// its deadline is what is left of this, counted from the gate's first
+// settle; the last second is for the release.
+constexpr std::chrono::milliseconds kGateLife = 4s;
 
-// What became of the gate's settles: answered 200, answered at all.
-struct GateAnswers {
-  std::atomic<int> ok{0}, returned{0};
+// Sessions waiting behind the gate's session: on its row locks, or behind a
+// session that waits (a second batch for a gated row waits for the first
+// one's tuple lock).
+int behind_gate(PGconn* pg, const Gate& gate) {
+  return std::stoi(one(pg, "WITH RECURSIVE behind(pid) AS (SELECT " + std::to_string(gate.pid()) +
+                           " UNION SELECT a.pid FROM pg_stat_activity a JOIN behind b"
+                           " ON b.pid = ANY(pg_blocking_pids(a.pid))) SELECT count(*) - 1 FROM behind"));
+}
+
+// Idempotency claims in Redis whose key starts with `prefix`. A settle
+// whose claim is there has reached its worker's pool, or holds a ticket of
+// the settle gate until it does (modules/ledger/settle_gate.hpp), and a
+// connection set free waits for the settles holding tickets before it takes
+// the queued ones (pg_pool.hpp, settle_arriving): it goes in the batches
+// that the gate's release lets go.
+int claims(const std::string& prefix) {
+  const Run r = run(redis_cli() + "--scan --pattern " + shell_quote("mr:idem:*:" + prefix + "*"));
+  cr_assert_eq(r.code, 0, "redis-cli: %s", r.err.c_str());
+  return static_cast<int>(std::count(r.out.begin(), r.out.end(), '\n'));
+}
+
+// POSTs that went on to the database without a claim in Redis, all
+// workers, counted as they are decided (mr_idempotency_requests_total,
+// bypassed): a worker whose Redis command timed out (the wave test's
+// CLIENT PAUSE, on a loaded machine) does so until it has reconnected.
+// Such a settle too holds its ticket of the settle gate until it reaches
+// the pool.
+double bypassed() { return metric(scrape(), R"(mr_idempotency_requests_total{outcome="bypassed"})"); }
+
+// Statements waiting for a free connection, all workers (each publishes
+// its queue every second).
+double queued() { return metric(scrape(), "mr_ledger_pool_queued"); }
+
+// The gate's settles: settles for the gate's members, each from a thread of
+// its own, which take settle connections and wait on the lock.
+class GateSettles {
+ public:
+  GateSettles(const std::vector<std::string>& members, Gate& gate) : members_(members), gate_(gate) {}
+  GateSettles(const GateSettles&) = delete;
+  GateSettles& operator=(const GateSettles&) = delete;
+  ~GateSettles() { join(); }
+
+  // Waves until every settle connection waits on the gate, as PostgreSQL
+  // shows. A wave arriving together goes as one batch per worker (a free
+  // connection waits for the settles on their way), which can leave a
+  // worker's second settle connection free: the next wave takes it. What is
+  // sent once every settle connection is held queues.
+  void fill() {
+    Pg pg = connect_db();
+    while (!filled_ && left() > 0ms) {
+      send(kGate);
+      filled_ = eventually([&] { return (held_ = behind_gate(pg.get(), gate_)) >= kSettleConnections; },
+                           std::min<std::chrono::milliseconds>(500ms, left()));
+    }
+  }
+
+  void send(int n) {
+    if (sent_ == 0) opened_ = std::chrono::steady_clock::now();
+    for (int i = 0; i < n; ++i, ++sent_) {
+      const std::string member = members_[static_cast<std::size_t>(sent_) % members_.size()];
+      threads_.emplace_back([this, member] {
+        auto r = client("A").post("/api/v1/transactions/settled", settle_body("club-a", member, unique("gtx"), 100),
+                                  unique("gate"));
+        if (r.status == 200) ok_++;
+        returned_++;
+      });
+    }
+  }
+
+  // What is left of the gate's life.
+  std::chrono::milliseconds left() const { return std::max<std::chrono::milliseconds>(kGateLife - closed(), 0ms); }
+
+  // Opens the gate: the held settles go.
+  void release() {
+    closed_for_ = closed();
+    gate_.release();
+  }
+
+  int returned() const { return returned_.load(); }
+
+  // Once the gate is released: every gate settle answered 200, after they
+  // had held every settle connection.
+  void expect_all_answered() {
+    join();
+    std::fprintf(stderr, "ledger_batch: %d gate settles held %d settle connections; the gate was closed %lld ms\n",
+                 sent_, held_, static_cast<long long>(closed_for_.count()));
+    cr_expect(filled_, "the gate's settles held %d of the %d settle connections", held_, kSettleConnections);
+    cr_expect_eq(ok_.load(), sent_, "%d of the gate's %d settles answered 200", ok_.load(), sent_);
+  }
+
+ private:
+  void join() {
+    for (auto& t : threads_) t.join();
+    threads_.clear();
+  }
+  // Since the gate's first settle was sent.
+  std::chrono::milliseconds closed() const {
+    if (sent_ == 0) return 0ms;
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - opened_);
+  }
+
+  const std::vector<std::string>& members_;
+  Gate& gate_;
+  std::vector<std::thread> threads_;
+  std::chrono::milliseconds closed_for_{0};
+  int sent_ = 0, held_ = 0;
+  bool filled_ = false;
+  std::atomic<int> ok_{0}, returned_{0};
+  std::chrono::steady_clock::time_point opened_;
 };
 
-// Settles for the gate's members from threads of their own: they take
-// every connection and wait on the lock.
-std::vector<std::thread> fill_connections(const std::vector<std::string>& gate, GateAnswers& answers) {
-  std::vector<std::thread> threads;
-  for (int i = 0; i < kGate; ++i) {
-    threads.emplace_back([&gate, &answers, i] {
-      auto r = client("A").post("/api/v1/transactions/settled",
-                                settle_body("club-a", gate[static_cast<std::size_t>(i) % gate.size()],
-                                            unique("gtx"), 100),
-                                unique("gate"));
-      if (r.status == 200) answers.ok++;
-      answers.returned++;
+// Requests sent all at once, each from a thread of its own on a connection
+// it opened before (its client's first request, a path the router refuses
+// without the database): what takes time on a loaded machine, a thread and
+// a connection, is done before the gate closes, so the gate's life is spent
+// on the requests themselves.
+class Volley {
+ public:
+  Volley() = default;
+  Volley(const Volley&) = delete;
+  Volley& operator=(const Volley&) = delete;
+  ~Volley() {
+    fire();
+    join();
+  }
+
+  // A request signed by seeded key `signer`.
+  void add(const std::string& signer, std::function<void(MrClient&)> request) {
+    threads_.emplace_back([this, signer, request = std::move(request)] {
+      auto c = client(signer);
+      c.get("/api/v1/volley-warm-up");
+      ready_++;
+      go_.wait();
+      request(c);
     });
   }
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
-  return threads;
+  // Every thread's connection is open.
+  void expect_ready() {
+    cr_expect(eventually([&] { return ready_.load() == threads_.size(); }, 60s), "%zu of %zu connections opened",
+              ready_.load(), threads_.size());
+  }
+  void fire() {
+    if (!fired_) go_.count_down();
+    fired_ = true;
+  }
+  void join() {
+    for (auto& t : threads_) t.join();
+    threads_.clear();
+  }
+
+ private:
+  std::vector<std::thread> threads_;
+  std::atomic<std::size_t> ready_{0};
+  std::latch go_{1};
+  bool fired_ = false;
+};
+
+// Fires `volley` and opens the gate once the `want` settles it sent behind
+// the gate, idempotency keys starting with `prefix`, have all reached the
+// pool (their claims in Redis, or their way on without one); then waits for
+// them and for the gate's settles.
+void release_when_claimed(GateSettles& gate, Volley& volley, const std::string& prefix, int want) {
+  const double bypassed_before = bypassed();
+  volley.fire();
+  int claimed = 0, without_claim = 0;
+  const bool all_there = eventually(
+      [&] {
+        claimed = claims(prefix);
+        without_claim = static_cast<int>(bypassed() - bypassed_before);
+        return claimed + without_claim >= want;
+      },
+      gate.left());
+  gate.release();
+  volley.join();
+  gate.expect_all_answered();
+  cr_expect(all_there,
+            "%d of the %d settles sent behind the gate reached the pool while it was closed (%d with a claim in "
+            "Redis, %d without)",
+            claimed + without_claim, want, claimed, without_claim);
 }
 
 std::vector<std::string> onboard(MrClient& c, const std::string& ref, int n, const std::string& prefix) {
@@ -77,44 +252,33 @@ Test(batch, queued_settles_keep_their_own_outcomes_and_the_books) {
   cr_assert_eq(first.status, 200, "%s", first.body.c_str());
   const std::string run = unique("bk");
 
-  Gate lock(gate);
-  GateAnswers gate_answers;
-  auto gate_threads = fill_connections(gate, gate_answers);
-
   // club-a earns 100 bp: member i is awarded amount (1000 + 100 i) / 100.
   std::vector<HttpResponse> awards(kMembers);
   HttpResponse unknown, currency, duplicate, replay, wrong_partner;
-  std::vector<std::thread> threads;
-  for (int i = 0; i < kMembers; ++i) {
-    threads.emplace_back([&, i] {
-      awards[static_cast<std::size_t>(i)] =
-          client("A").post("/api/v1/transactions/settled",
-                           settle_body("club-a", members[static_cast<std::size_t>(i)], unique("btx"), 1000 + 100 * i),
-                           run + "-award-" + std::to_string(i));
+  Volley volley;
+  const auto settle = [&](HttpResponse& answer, std::string body, std::string key) {
+    volley.add("A", [&answer, body = std::move(body), key = std::move(key)](MrClient& w) {
+      answer = w.post("/api/v1/transactions/settled", body, key);
     });
+  };
+  for (int i = 0; i < kMembers; ++i) {
+    settle(awards[static_cast<std::size_t>(i)],
+           settle_body("club-a", members[static_cast<std::size_t>(i)], unique("btx"), 1000 + 100 * i),
+           run + "-award-" + std::to_string(i));
   }
-  threads.emplace_back([&] {
-    unknown = client("A").post("/api/v1/transactions/settled", settle_body("club-a", unique("nobody"), unique("t"), 100),
-                               run + "-unknown");
-  });
-  threads.emplace_back([&] {
-    currency = client("A").post("/api/v1/transactions/settled",
-                                settle_body("club-a", members[2], unique("t"), 100, "USD"), run + "-currency");
-  });
-  threads.emplace_back([&] {
-    duplicate = client("A").post("/api/v1/transactions/settled",
-                                 settle_body("club-a", members[3], settled_before, 100), run + "-duplicate");
-  });
-  threads.emplace_back([&] { replay = client("A").post("/api/v1/transactions/settled", replay_body, replay_key); });
-  threads.emplace_back([&] {
-    wrong_partner = client("A").post("/api/v1/transactions/settled",
-                                     settle_body("club-b", members[4], unique("t"), 100), run + "-partner");
-  });
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
-  lock.release();
-  for (auto& t : threads) t.join();
-  for (auto& t : gate_threads) t.join();
-  cr_expect_eq(gate_answers.ok.load(), kGate);
+  settle(unknown, settle_body("club-a", unique("nobody"), unique("t"), 100), run + "-unknown");
+  settle(currency, settle_body("club-a", members[2], unique("t"), 100, "USD"), run + "-currency");
+  settle(duplicate, settle_body("club-a", members[3], settled_before, 100), run + "-duplicate");
+  settle(replay, replay_body, replay_key);
+  settle(wrong_partner, settle_body("club-b", members[4], unique("t"), 100), run + "-partner");
+  volley.expect_ready();
+
+  Gate lock(gate);
+  GateSettles gate_settles(gate, lock);
+  gate_settles.fill();
+  // Every settle sent reaches the pool (the four refusals are the
+  // database's too) but the replay, answered at the edge with its record.
+  release_when_claimed(gate_settles, volley, run + "-", kMembers + 4);
 
   for (int i = 0; i < kMembers; ++i) {
     const auto& r = awards[static_cast<std::size_t>(i)];
@@ -161,26 +325,23 @@ Test(batch, batches_never_overdraw_a_pool_and_refuse_exactly) {
   const auto members = onboard(c, "club-i", 8, "pm");
   const std::string run = unique("bp");
   const std::string before = scrape();
-  Gate lock(gate);
-  GateAnswers gate_answers;
-  auto gate_threads = fill_connections(gate, gate_answers);
   std::atomic<int> ok{0}, refused{0}, other{0};
-  std::vector<std::thread> threads;
+  Volley volley;
   for (int i = 0; i < 40; ++i) {
-    threads.emplace_back([&, i] {
-      auto r = client("I").post("/api/v1/transactions/settled",
-                                settle_body("club-i", members[static_cast<std::size_t>(i) % 8], unique("ptx"), 50),
-                                run + "-" + std::to_string(i));
+    volley.add("I", [&, i](MrClient& w) {
+      auto r = w.post("/api/v1/transactions/settled",
+                      settle_body("club-i", members[static_cast<std::size_t>(i) % 8], unique("ptx"), 50),
+                      run + "-" + std::to_string(i));
       if (r.status == 200) ok++;
       else if (error_code(r) == "insufficient_partner_points_pool") refused++;
       else other++;
     });
   }
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
-  lock.release();
-  for (auto& t : threads) t.join();
-  for (auto& t : gate_threads) t.join();
-  cr_expect_eq(gate_answers.ok.load(), kGate);
+  volley.expect_ready();
+  Gate lock(gate);
+  GateSettles gate_settles(gate, lock);
+  gate_settles.fill();
+  release_when_claimed(gate_settles, volley, run + "-", 40);
   cr_expect_eq(other.load(), 0);
   cr_expect_eq(ok.load(), 20, "exactly the pool's worth is awarded");
   cr_expect_eq(refused.load(), 20);
@@ -192,12 +353,9 @@ Test(batch, batches_never_overdraw_a_pool_and_refuse_exactly) {
   // The path under test: batches ran, and one whose stripe ran dry failed
   // as a whole and went one by one (009_set_based_batch.sql).
   // Each worker publishes its pool's counters every second.
-  std::string after = scrape();
+  std::string after;
   const auto fallbacks = [](const std::string& text) { return metric(text, "mr_ledger_batch_fallbacks_total"); };
-  for (int i = 0; i < 30 && fallbacks(after) <= fallbacks(before); ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    after = scrape();
-  }
+  eventually([&] { return fallbacks(after = scrape()) > fallbacks(before); }, 10s, 100ms);
   EXPECT_GREW(before, after, "mr_ledger_batches_total", 1);
   EXPECT_GREW(before, after, "mr_ledger_batch_fallbacks_total", 1);
   cr_expect_eq(sh(mrctl_cmd() + " audit >/dev/null"), 0, "mrctl audit found a difference");
@@ -253,35 +411,12 @@ Test(batch, reads_and_other_writes_pass_held_back_settles) {
   cr_assert_eq(post(c, "/api/v1/transactions/settled", settle_body("club-a", reader, unique("hrtx"), 700)).status,
                200);
 
-  Gate lock(gate);
-  GateAnswers gate_answers;
-  auto gate_threads = fill_connections(gate, gate_answers);
-  // Settles are queued behind the limit (each worker publishes its queue
-  // every second): what follows is sent while they wait. A free settle
-  // connection takes every settle already on its way as one batch, so a
-  // wave can fill a worker's two settle connections and leave nothing
-  // queued (seen once in CI); a further wave then finds them busy.
-  int gate_sent = kGate;
-  double queued = 0;
-  for (int i = 1; i <= 30 && queued < 1; ++i) {
-    queued = metric(scrape(), "mr_ledger_pool_queued");
-    if (queued >= 1) break;
-    if (i % 10 == 0) {
-      for (auto& t : fill_connections(gate, gate_answers)) gate_threads.push_back(std::move(t));
-      gate_sent += kGate;
-    } else {
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-  }
-  cr_expect_geq(queued, 1, "no settle was held back: the test would prove nothing");
-
   // From many connections, so that both workers serve some.
   constexpr int kClients = 8;
   std::atomic<int> answered{0}, wrong{0};
-  std::vector<std::thread> threads;
+  Volley volley;
   for (int t = 0; t < kClients; ++t) {
-    threads.emplace_back([&] {
-      auto tc = client("A");
+    volley.add("A", [&](MrClient& tc) {
       const auto balance = tc.get("/api/v1/members/" + reader + "/balance");
       if (balance.status != 200 || i64(data_of(balance), "pointsBalance") != 7) wrong++;
       const auto points = tc.get("/api/v1/members/" + reader + "/points?limit=5");
@@ -290,18 +425,28 @@ Test(batch, reads_and_other_writes_pass_held_back_settles) {
       answered++;
     });
   }
-  for (int i = 0; i < 100 && answered.load() < kClients; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
+  volley.expect_ready();
+
+  Gate lock(gate);
+  GateSettles gate_settles(gate, lock);
+  gate_settles.fill();
+  // With every settle connection held, what follows queues behind the limit
+  // (each worker publishes its queue every second); the reads and writes
+  // are sent while it waits.
+  gate_settles.send(kGate / 4);
+  double held_back = 0;
+  eventually([&] { return (held_back = queued()) >= 1; }, gate_settles.left(), 100ms);
+  cr_expect_geq(held_back, 1, "no settle was held back: the test would prove nothing");
+  volley.fire();
+  eventually([&] { return answered.load() >= kClients; }, gate_settles.left());
   const int answered_while_held = answered.load();
-  const int settles_done_meanwhile = gate_answers.returned.load();
-  lock.release();
-  for (auto& t : threads) t.join();
-  for (auto& t : gate_threads) t.join();
+  const int settles_done_meanwhile = gate_settles.returned();
+  gate_settles.release();
+  volley.join();
+  gate_settles.expect_all_answered();
   cr_expect_eq(answered_while_held, kClients, "reads and writes waited behind held-back settles");
   cr_expect_eq(settles_done_meanwhile, 0, "a settle answered while its member's row was locked");
   cr_expect_eq(wrong.load(), 0);
-  cr_expect_eq(gate_answers.ok.load(), gate_sent, "the held-back settles did not all go once the gate opened");
 }
 
 // Settles that reach the pool while its connections are free go as one

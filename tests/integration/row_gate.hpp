@@ -45,6 +45,8 @@ class Gate {
     one(pg_.get(), "SELECT 1 FROM members WHERE external_id IN (" + list + ") FOR UPDATE");
   }
   void release() { one(pg_.get(), "COMMIT"); }
+  // The gate's server process: what sessions waiting on its locks wait for.
+  int pid() const { return PQbackendPID(pg_.get()); }
 
  private:
   Pg pg_;
