@@ -4,68 +4,76 @@
 #include <utility>
 
 #include "lua-free-config/conf_values.hpp"
+#include "lua-free-config/guarded.hpp"
 
 namespace mr::conf {
 namespace {
 
-char* set_json_error(ngx_conf_t* cf, ngx_command_t*, void* conf) {
-  auto* lcf = static_cast<mr_auth_loc_conf_t*>(conf);
-  if (lcf->json_error_status != NGX_CONF_UNSET) return const_cast<char*>("is duplicate");
-  lcf->json_error_status = kJsonErrorFromErrorPage;
-  if (cf->args->nelts == 2) {
-    auto* value = static_cast<ngx_str_t*>(cf->args->elts);
-    ngx_int_t status = ngx_atoi(value[1].data, value[1].len);
-    if (status < 400 || status > 599) {
-      ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "mr_json_error: \"%V\" is not an HTTP error status",
-                         &value[1]);
-      return static_cast<char*>(NGX_CONF_ERROR);
+char* set_json_error(ngx_conf_t* cf, ngx_command_t*, void* conf) noexcept {
+  return mr::ngx::guarded(cf->log, static_cast<char*>(NGX_CONF_ERROR), [&]() -> char* {
+    auto* lcf = static_cast<mr_auth_loc_conf_t*>(conf);
+    if (lcf->json_error_status != NGX_CONF_UNSET) return const_cast<char*>("is duplicate");
+    lcf->json_error_status = kJsonErrorFromErrorPage;
+    if (cf->args->nelts == 2) {
+      auto* value = static_cast<ngx_str_t*>(cf->args->elts);
+      ngx_int_t status = ngx_atoi(value[1].data, value[1].len);
+      if (status < 400 || status > 599) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "mr_json_error: \"%V\" is not an HTTP error status",
+                           &value[1]);
+        return static_cast<char*>(NGX_CONF_ERROR);
+      }
+      lcf->json_error_status = status;
     }
-    lcf->json_error_status = status;
-  }
-  return NGX_CONF_OK;
+    return NGX_CONF_OK;
+  });
 }
 
-char* set_environment(ngx_conf_t* cf, ngx_command_t* cmd, void* conf) {
-  char* rv = ngx_conf_set_str_slot(cf, cmd, conf);
-  if (rv != NGX_CONF_OK) return rv;
-  auto* mcf = static_cast<mr_auth_main_conf_t*>(conf);
-  const std::string_view env = view(mcf->environment);
-  if (env != "sandbox" && env != "production") {
-    ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
-                       "mr_environment must be \"sandbox\" or \"production\", not \"%V\"",
-                       &mcf->environment);
-    return static_cast<char*>(NGX_CONF_ERROR);
-  }
-  return NGX_CONF_OK;
+char* set_environment(ngx_conf_t* cf, ngx_command_t* cmd, void* conf) noexcept {
+  return mr::ngx::guarded(cf->log, static_cast<char*>(NGX_CONF_ERROR), [&]() -> char* {
+    char* rv = ngx_conf_set_str_slot(cf, cmd, conf);
+    if (rv != NGX_CONF_OK) return rv;
+    auto* mcf = static_cast<mr_auth_main_conf_t*>(conf);
+    const std::string_view env = view(mcf->environment);
+    if (env != "sandbox" && env != "production") {
+      ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                         "mr_environment must be \"sandbox\" or \"production\", not \"%V\"",
+                         &mcf->environment);
+      return static_cast<char*>(NGX_CONF_ERROR);
+    }
+    return NGX_CONF_OK;
+  });
 }
 
 // A path relative to nginx's prefix, as nginx reads file names, or off.
-char* set_catalogue_snapshot(ngx_conf_t* cf, ngx_command_t*, void* conf) {
-  auto* mcf = static_cast<mr_auth_main_conf_t*>(conf);
-  if (mcf->catalogue_snapshot.len != 0) return const_cast<char*>("is duplicate");
-  ngx_str_t value = static_cast<ngx_str_t*>(cf->args->elts)[1];
-  if (view(value) != "off" && ngx_conf_full_name(cf->cycle, &value, 0) != NGX_OK) {
-    return static_cast<char*>(NGX_CONF_ERROR);
-  }
-  mcf->catalogue_snapshot = value;
-  return NGX_CONF_OK;
+char* set_catalogue_snapshot(ngx_conf_t* cf, ngx_command_t*, void* conf) noexcept {
+  return mr::ngx::guarded(cf->log, static_cast<char*>(NGX_CONF_ERROR), [&]() -> char* {
+    auto* mcf = static_cast<mr_auth_main_conf_t*>(conf);
+    if (mcf->catalogue_snapshot.len != 0) return const_cast<char*>("is duplicate");
+    ngx_str_t value = static_cast<ngx_str_t*>(cf->args->elts)[1];
+    if (view(value) != "off" && ngx_conf_full_name(cf->cycle, &value, 0) != NGX_OK) {
+      return static_cast<char*>(NGX_CONF_ERROR);
+    }
+    mcf->catalogue_snapshot = value;
+    return NGX_CONF_OK;
+  });
 }
 
 }  // namespace
 
 ngx_command_t auth_commands[] = {
-    {ngx_string("mr_environment"), NGX_HTTP_MAIN_CONF | NGX_CONF_TAKE1, set_environment,
+    {ngx_string("mr_environment"), NGX_HTTP_MAIN_CONF | NGX_CONF_TAKE1, mr::ngx::c_entry(set_environment),
      NGX_HTTP_MAIN_CONF_OFFSET, offsetof(mr_auth_main_conf_t, environment), nullptr},
     {ngx_string("mr_catalogue_dsn"), NGX_HTTP_MAIN_CONF | NGX_CONF_TAKE1, ngx_conf_set_str_slot,
      NGX_HTTP_MAIN_CONF_OFFSET, offsetof(mr_auth_main_conf_t, catalogue_dsn), nullptr},
     {ngx_string("mr_master_key_file"), NGX_HTTP_MAIN_CONF | NGX_CONF_TAKE1,
-     remembered<ngx_conf_set_str_slot, offsetof(mr_auth_main_conf_t, master_key_where)>,
+     mr::ngx::c_entry(remembered<ngx_conf_set_str_slot, offsetof(mr_auth_main_conf_t, master_key_where)>),
      NGX_HTTP_MAIN_CONF_OFFSET, offsetof(mr_auth_main_conf_t, master_key_file), nullptr},
-    {ngx_string("mr_catalogue_snapshot"), NGX_HTTP_MAIN_CONF | NGX_CONF_TAKE1, set_catalogue_snapshot,
+    {ngx_string("mr_catalogue_snapshot"), NGX_HTTP_MAIN_CONF | NGX_CONF_TAKE1, mr::ngx::c_entry(set_catalogue_snapshot),
      NGX_HTTP_MAIN_CONF_OFFSET, 0, nullptr},
     {ngx_string("mr_auth"),
      NGX_HTTP_MAIN_CONF | NGX_HTTP_SRV_CONF | NGX_HTTP_LOC_CONF | NGX_CONF_FLAG,
-     remembered<ngx_conf_set_flag_slot, offsetof(mr_auth_loc_conf_t, enabled_where)>, NGX_HTTP_LOC_CONF_OFFSET,
+     mr::ngx::c_entry(remembered<ngx_conf_set_flag_slot, offsetof(mr_auth_loc_conf_t, enabled_where)>),
+     NGX_HTTP_LOC_CONF_OFFSET,
      offsetof(mr_auth_loc_conf_t, enabled),
      nullptr},
     {ngx_string("mr_timestamp_window"),
@@ -81,25 +89,29 @@ ngx_command_t auth_commands[] = {
      ngx_conf_set_flag_slot, NGX_HTTP_LOC_CONF_OFFSET,
      offsetof(mr_auth_loc_conf_t, request_id_header), nullptr},
     {ngx_string("mr_json_error"), NGX_HTTP_LOC_CONF | NGX_CONF_NOARGS | NGX_CONF_TAKE1,
-     set_json_error, NGX_HTTP_LOC_CONF_OFFSET, 0, nullptr},
-    {ngx_string("mr_metrics_zone"), NGX_HTTP_MAIN_CONF | NGX_CONF_TAKE1, set_metrics_zone,
+     mr::ngx::c_entry(set_json_error), NGX_HTTP_LOC_CONF_OFFSET, 0, nullptr},
+    {ngx_string("mr_metrics_zone"), NGX_HTTP_MAIN_CONF | NGX_CONF_TAKE1, mr::ngx::c_entry(set_metrics_zone),
      NGX_HTTP_MAIN_CONF_OFFSET, offsetof(mr_auth_main_conf_t, metrics), nullptr},
     ngx_null_command};
 
-void* auth_create_main(ngx_conf_t* cf) {
-  // pcalloc: strings empty, used 0, catalogue null.
-  return ngx_pcalloc(cf->pool, sizeof(mr_auth_main_conf_t));
+void* auth_create_main(ngx_conf_t* cf) noexcept {
+  return mr::ngx::guarded(cf->log, static_cast<void*>(nullptr), [&]() -> void* {
+    // pcalloc: strings empty, used 0, catalogue null.
+    return ngx_pcalloc(cf->pool, sizeof(mr_auth_main_conf_t));
+  });
 }
 
-void* auth_create_loc(ngx_conf_t* cf) {
-  auto* lcf = static_cast<mr_auth_loc_conf_t*>(ngx_pcalloc(cf->pool, sizeof(mr_auth_loc_conf_t)));
-  if (lcf == nullptr) return nullptr;
-  lcf->enabled = NGX_CONF_UNSET;
-  lcf->request_id_header = NGX_CONF_UNSET;
-  lcf->timestamp_window = NGX_CONF_UNSET;
-  lcf->max_body_size = NGX_CONF_UNSET_SIZE;
-  lcf->json_error_status = NGX_CONF_UNSET;
-  return lcf;
+void* auth_create_loc(ngx_conf_t* cf) noexcept {
+  return mr::ngx::guarded(cf->log, static_cast<void*>(nullptr), [&]() -> void* {
+    auto* lcf = static_cast<mr_auth_loc_conf_t*>(ngx_pcalloc(cf->pool, sizeof(mr_auth_loc_conf_t)));
+    if (lcf == nullptr) return nullptr;
+    lcf->enabled = NGX_CONF_UNSET;
+    lcf->request_id_header = NGX_CONF_UNSET;
+    lcf->timestamp_window = NGX_CONF_UNSET;
+    lcf->max_body_size = NGX_CONF_UNSET_SIZE;
+    lcf->json_error_status = NGX_CONF_UNSET;
+    return lcf;
+  });
 }
 
 char* auth_merge_loc(ngx_conf_t* cf, mr_auth_main_conf_t* main, mr_auth_loc_conf_t* prev,

@@ -70,8 +70,8 @@ namespace mr::conf {
 
 extern ngx_command_t auth_commands[];
 
-void* auth_create_main(ngx_conf_t* cf);
-void* auth_create_loc(ngx_conf_t* cf);
+void* auth_create_main(ngx_conf_t* cf) noexcept;
+void* auth_create_loc(ngx_conf_t* cf) noexcept;
 // `main` is the http block's mr_auth_main_conf_t (the module passes its own).
 char* auth_merge_loc(ngx_conf_t* cf, mr_auth_main_conf_t* main, mr_auth_loc_conf_t* prev,
                      mr_auth_loc_conf_t* conf);

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 
+#include "lua-free-config/guarded.hpp"
 #include "lua-free-config/nginx.hpp"
 
 // Empty (file.len 0) until the directive is read.
@@ -25,10 +26,12 @@ void log_at(ngx_conf_t* cf, const mr_conf_where_t& where, ngx_uint_t level, cons
 // remembers where the directive was in the conf's mr_conf_where_t at
 // offset `Where`.
 template <char* (*Slot)(ngx_conf_t*, ngx_command_t*, void*), std::size_t Where>
-char* remembered(ngx_conf_t* cf, ngx_command_t* cmd, void* conf) {
-  char* rv = Slot(cf, cmd, conf);
-  if (rv == NGX_CONF_OK) remember(cf, *reinterpret_cast<mr_conf_where_t*>(static_cast<char*>(conf) + Where));
-  return rv;
+char* remembered(ngx_conf_t* cf, ngx_command_t* cmd, void* conf) noexcept {
+  return mr::ngx::guarded(cf->log, static_cast<char*>(NGX_CONF_ERROR), [&]() -> char* {
+    char* rv = Slot(cf, cmd, conf);
+    if (rv == NGX_CONF_OK) remember(cf, *reinterpret_cast<mr_conf_where_t*>(static_cast<char*>(conf) + Where));
+    return rv;
+  });
 }
 
 }  // namespace mr::conf

@@ -49,9 +49,9 @@ namespace mr::conf {
 
 extern ngx_command_t idempotency_commands[];
 
-void* idempotency_create_main(ngx_conf_t* cf);
-char* idempotency_init_main(ngx_conf_t* cf, void* conf);
-void* idempotency_create_loc(ngx_conf_t* cf);
+void* idempotency_create_main(ngx_conf_t* cf) noexcept;
+char* idempotency_init_main(ngx_conf_t* cf, void* conf) noexcept;
+void* idempotency_create_loc(ngx_conf_t* cf) noexcept;
 // `main` is the http block's mr_idempotency_main_conf_t (the module passes its own).
 char* idempotency_merge_loc(ngx_conf_t* cf, mr_idempotency_main_conf_t* main,
                             mr_idempotency_loc_conf_t* prev, mr_idempotency_loc_conf_t* conf);

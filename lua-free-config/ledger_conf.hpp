@@ -69,9 +69,9 @@ namespace mr::conf {
 
 extern ngx_command_t ledger_commands[];
 
-void* ledger_create_main(ngx_conf_t* cf);
-char* ledger_init_main(ngx_conf_t* cf, void* conf);
-void* ledger_create_loc(ngx_conf_t* cf);
+void* ledger_create_main(ngx_conf_t* cf) noexcept;
+char* ledger_init_main(ngx_conf_t* cf, void* conf) noexcept;
+void* ledger_create_loc(ngx_conf_t* cf) noexcept;
 // `main` is the http block's mr_ledger_main_conf_t (the module passes its own).
 char* ledger_merge_loc(ngx_conf_t* cf, mr_ledger_main_conf_t* main, mr_ledger_loc_conf_t* conf);
 

@@ -19,6 +19,6 @@ namespace mr::conf {
 
 // The directive's handler; `cmd->offset` locates an mr_metrics_conf_t in
 // the module's main conf. A zone name is 1 to 64 of [A-Za-z0-9_-].
-char* set_metrics_zone(ngx_conf_t* cf, ngx_command_t* cmd, void* conf);
+char* set_metrics_zone(ngx_conf_t* cf, ngx_command_t* cmd, void* conf) noexcept;
 
 }  // namespace mr::conf

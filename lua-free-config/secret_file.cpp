@@ -6,6 +6,7 @@
 
 #include "keys/private_file.hpp"
 #include "lua-free-config/conf_values.hpp"
+#include "lua-free-config/guarded.hpp"
 
 namespace mr::conf {
 
@@ -33,10 +34,10 @@ bool read_secret_file(ngx_conf_t* cf, const char* directive, const mr_conf_where
   out.data = data;
   out.len = len;
   *static_cast<ngx_str_t*>(cln->data) = out;
-  cln->handler = [](void* p) {
+  cln->handler = mr::ngx::c_entry(+[](void* p) noexcept {
     auto* s = static_cast<ngx_str_t*>(p);
     OPENSSL_cleanse(s->data, s->len);
-  };
+  });
   return true;
 }
 

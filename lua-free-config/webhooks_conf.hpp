@@ -33,8 +33,8 @@ namespace mr::conf {
 
 extern ngx_command_t webhooks_commands[];
 
-void* webhooks_create_main(ngx_conf_t* cf);
-char* webhooks_init_main(ngx_conf_t* cf, void* conf);
+void* webhooks_create_main(ngx_conf_t* cf) noexcept;
+char* webhooks_init_main(ngx_conf_t* cf, void* conf) noexcept;
 
 // At postconfiguration, once the ledger's locations are merged: the defaults
 // that depend on them (`ledger_used`: some location has mr_ledger or

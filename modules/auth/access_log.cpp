@@ -1,8 +1,8 @@
 #include "modules/auth/access_log.hpp"
 
 #include "keys/key_catalogue.hpp"
+#include "lua-free-config/guarded.hpp"
 #include "modules/common/access_log_fields.hpp"
-#include "modules/common/guarded.hpp"
 #include "modules/common/request_id.hpp"
 #include "modules/common/request_outcome.hpp"
 #include "modules/common/request_reading.hpp"

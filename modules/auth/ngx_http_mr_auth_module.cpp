@@ -17,6 +17,7 @@
 #include "ledger/errors.hpp"
 #include "ledger/read_requests.hpp"
 #include "lua-free-config/auth_conf.hpp"
+#include "lua-free-config/guarded.hpp"
 #include "modules/auth/access_log.hpp"
 #include "modules/auth/auth_core.hpp"
 #include "modules/auth/catalogue_load.hpp"
@@ -25,7 +26,6 @@
 #include "modules/auth/metrics_zone.hpp"
 #include "modules/common/answers.hpp"
 #include "modules/common/digest.hpp"
-#include "modules/common/guarded.hpp"
 #include "modules/common/phases.hpp"
 #include "modules/common/request_context.hpp"
 #include "modules/common/request_id.hpp"
@@ -311,14 +311,14 @@ ngx_int_t init_process(ngx_cycle_t* cycle) noexcept {
 }
 
 ngx_http_module_t module_ctx = {
-    add_variables,                 // preconfiguration
-    postconfiguration,             // postconfiguration
-    mr::conf::auth_create_main,    // create main configuration
-    nullptr,                       // init main configuration
-    nullptr,                       // create server configuration
-    nullptr,                       // merge server configuration
-    mr::conf::auth_create_loc,     // create location configuration
-    merge_loc_conf,                // merge location configuration
+    mr::ngx::c_entry(add_variables),               // preconfiguration
+    mr::ngx::c_entry(postconfiguration),           // postconfiguration
+    mr::ngx::c_entry(mr::conf::auth_create_main),  // create main configuration
+    nullptr,                                       // init main configuration
+    nullptr,                                       // create server configuration
+    nullptr,                                       // merge server configuration
+    mr::ngx::c_entry(mr::conf::auth_create_loc),   // create location configuration
+    mr::ngx::c_entry(merge_loc_conf),              // merge location configuration
 };
 
 }  // namespace

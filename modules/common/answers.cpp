@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "modules/common/guarded.hpp"
+#include "lua-free-config/guarded.hpp"
 #include "modules/common/request_id.hpp"
 #include "modules/common/request_outcome.hpp"
 #include "modules/common/request_reading.hpp"

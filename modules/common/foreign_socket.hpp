@@ -2,8 +2,8 @@
 // hiredis): nginx only watches them, the library opens and closes them.
 #pragma once
 
+#include "lua-free-config/guarded.hpp"
 #include "lua-free-config/nginx.hpp"
-#include "modules/common/guarded.hpp"
 
 namespace mr::ngx {
 

@@ -5,7 +5,7 @@
 #include <string_view>
 #include <utility>
 
-#include "modules/common/guarded.hpp"
+#include "lua-free-config/guarded.hpp"
 #include "modules/common/node_metrics.hpp"
 #include "modules/common/redis_adapter.hpp"
 #include "modules/common/redis_sentinel.hpp"

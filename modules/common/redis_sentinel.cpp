@@ -3,7 +3,7 @@
 #include <string_view>
 #include <utility>
 
-#include "modules/common/guarded.hpp"
+#include "lua-free-config/guarded.hpp"
 #include "modules/common/redis_adapter.hpp"
 
 namespace mr::redis {

@@ -19,9 +19,9 @@
 #include "keys/hmac_key.hpp"
 #include "keys/key_catalogue.hpp"
 #include "lua-free-config/conf_values.hpp"
+#include "lua-free-config/guarded.hpp"
 #include "lua-free-config/idempotency_conf.hpp"
 #include "modules/common/answers.hpp"
-#include "modules/common/guarded.hpp"
 #include "modules/common/node_metrics.hpp"
 #include "modules/common/phases.hpp"
 #include "modules/common/redis_client.hpp"
@@ -488,14 +488,14 @@ void exit_process(ngx_cycle_t* cycle) noexcept {
 }
 
 ngx_http_module_t module_ctx = {
-    preconfiguration,                 // preconfiguration
-    postconfiguration,                // postconfiguration
-    mr::conf::idempotency_create_main,  // create main configuration
-    mr::conf::idempotency_init_main,    // init main configuration
-    nullptr,                            // create server configuration
-    nullptr,                            // merge server configuration
-    mr::conf::idempotency_create_loc,   // create location configuration
-    merge_loc_conf,                     // merge location configuration
+    mr::ngx::c_entry(preconfiguration),                   // preconfiguration
+    mr::ngx::c_entry(postconfiguration),                  // postconfiguration
+    mr::ngx::c_entry(mr::conf::idempotency_create_main),  // create main configuration
+    mr::ngx::c_entry(mr::conf::idempotency_init_main),    // init main configuration
+    nullptr,                                              // create server configuration
+    nullptr,                                              // merge server configuration
+    mr::ngx::c_entry(mr::conf::idempotency_create_loc),   // create location configuration
+    mr::ngx::c_entry(merge_loc_conf),                     // merge location configuration
 };
 
 }  // namespace

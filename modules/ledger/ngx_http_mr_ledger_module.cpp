@@ -2,9 +2,9 @@
 // (mr_ledger) or the ops listener (mr_ops) by the location's role, the
 // per-worker PostgreSQL pool both run on, and the sandbox payout simulator.
 // Directives: lua-free-config/ledger_conf.
+#include "lua-free-config/guarded.hpp"
 #include "lua-free-config/ledger_conf.hpp"
 #include "lua-free-config/refusals.hpp"
-#include "modules/common/guarded.hpp"
 #include "modules/common/phases.hpp"
 #include "modules/common/request_context.hpp"
 #include "modules/common/request_id.hpp"
@@ -93,14 +93,14 @@ void exit_process(ngx_cycle_t* cycle) noexcept {
 }
 
 ngx_http_module_t module_ctx = {
-    nullptr,                         // preconfiguration
-    postconfiguration,               // postconfiguration
-    mr::conf::ledger_create_main,    // create main configuration
-    mr::conf::ledger_init_main,      // init main configuration
-    nullptr,                         // create server configuration
-    nullptr,                         // merge server configuration
-    mr::conf::ledger_create_loc,     // create location configuration
-    merge_loc_conf,                  // merge location configuration
+    nullptr,                                         // preconfiguration
+    mr::ngx::c_entry(postconfiguration),             // postconfiguration
+    mr::ngx::c_entry(mr::conf::ledger_create_main),  // create main configuration
+    mr::ngx::c_entry(mr::conf::ledger_init_main),    // init main configuration
+    nullptr,                                         // create server configuration
+    nullptr,                                         // merge server configuration
+    mr::ngx::c_entry(mr::conf::ledger_create_loc),   // create location configuration
+    mr::ngx::c_entry(merge_loc_conf),                // merge location configuration
 };
 
 }  // namespace

@@ -4,8 +4,8 @@
 #include <new>
 
 #include "ledger/routes.hpp"
+#include "lua-free-config/guarded.hpp"
 #include "lua-free-config/ledger_conf.hpp"
-#include "modules/common/guarded.hpp"
 #include "modules/common/phases.hpp"
 #include "modules/common/request_context.hpp"
 #include "modules/common/request_reading.hpp"

@@ -6,8 +6,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "lua-free-config/guarded.hpp"
 #include "modules/common/foreign_socket.hpp"
-#include "modules/common/guarded.hpp"
 
 namespace mr::ngx::webhooks {
 namespace {

@@ -8,9 +8,9 @@
 #include "keys/key_catalogue.hpp"
 #include "keys/webhook_secret.hpp"
 #include "lua-free-config/conf_values.hpp"
+#include "lua-free-config/guarded.hpp"
 #include "lua-free-config/ledger_conf.hpp"
 #include "lua-free-config/webhooks_conf.hpp"
-#include "modules/common/guarded.hpp"
 #include "modules/common/request_context.hpp"
 #include "modules/webhooks/delivery_engine.hpp"
 
@@ -107,14 +107,14 @@ void exit_process(ngx_cycle_t* cycle) noexcept {
 }
 
 ngx_http_module_t module_ctx = {
-    nullptr,                          // preconfiguration
-    postconfiguration,                // postconfiguration
-    mr::conf::webhooks_create_main,   // create main configuration
-    mr::conf::webhooks_init_main,     // init main configuration
-    nullptr,                          // create server configuration
-    nullptr,                          // merge server configuration
-    nullptr,                          // create location configuration
-    nullptr,                          // merge location configuration
+    nullptr,                                           // preconfiguration
+    mr::ngx::c_entry(postconfiguration),               // postconfiguration
+    mr::ngx::c_entry(mr::conf::webhooks_create_main),  // create main configuration
+    mr::ngx::c_entry(mr::conf::webhooks_init_main),    // init main configuration
+    nullptr,                                           // create server configuration
+    nullptr,                                           // merge server configuration
+    nullptr,                                           // create location configuration
+    nullptr,                                           // merge location configuration
 };
 
 }  // namespace

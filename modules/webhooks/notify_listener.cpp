@@ -5,8 +5,8 @@
 
 #include <sys/stat.h>
 
+#include "lua-free-config/guarded.hpp"
 #include "modules/common/foreign_socket.hpp"
-#include "modules/common/guarded.hpp"
 #include "modules/ledger/pg_hosts.hpp"
 
 namespace mr::ngx::webhooks {
