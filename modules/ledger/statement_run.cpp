@@ -2,8 +2,8 @@
 
 #include <new>
 
+#include "lua-free-config/guarded.hpp"
 #include "modules/common/answers.hpp"
-#include "modules/common/guarded.hpp"
 #include "modules/common/request_id.hpp"
 #include "modules/common/request_reading.hpp"
 #include "modules/ledger/settle_gate.hpp"
