@@ -122,6 +122,27 @@ void wait_queued(const std::string& prefix, int n) {
   poll([&] { return claims(prefix) >= n; }, std::chrono::milliseconds(1500));
 }
 
+// /metrics once every worker has published what it counted until now
+// (each publishes about every second, so a batch of the test before may
+// show up late): two scrapes a publication apart that agree.
+std::string settled_scrape() {
+  const auto same = [](const std::string& x, const std::string& y) {
+    for (const char* series : {"mr_ledger_write_batches_total", "mr_ledger_batched_writes_total",
+                               "mr_ledger_batch_fallbacks_total"}) {
+      if (metric(x, series) != metric(y, series)) return false;
+    }
+    return true;
+  };
+  std::string last = scrape();
+  for (int i = 0; i < 5; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+    std::string now = scrape();
+    if (same(now, last)) return now;
+    last = std::move(now);
+  }
+  return last;
+}
+
 // The largest number of this run's idempotency records one transaction wrote.
 int largest_batch(PGconn* pg, const std::string& key_prefix) {
   return std::stoi(one(pg, "SELECT coalesce(max(n), 0) FROM (SELECT count(*) n FROM idempotency_records "
@@ -206,7 +227,7 @@ Test(write_batches, queued_reversals_answer_as_one_by_one_and_keep_the_books) {
   sent.push_back({path, replay_body, replay_key, {}});
 
   Pg pg = connect_db();
-  const std::string before = scrape();
+  const std::string before = settled_scrape();
   Gate lock(gate);
   GateLoad load(gate, pg.get());
   std::vector<std::thread> threads;
@@ -307,7 +328,7 @@ Test(write_batches, queued_redemptions_take_the_capacity_in_turn) {
     sent.push_back({"/api/v1/redemptions", redeem_body("club-e", members[static_cast<std::size_t>(i)], request_id, 100),
                     run + "-" + std::to_string(i), {}});
   }
-  const std::string before = scrape();
+  const std::string before = settled_scrape();
   Gate lock(gate);
   GateLoad load(gate, pg.get());
   std::vector<std::thread> threads;
@@ -353,5 +374,57 @@ Test(write_batches, queued_redemptions_take_the_capacity_in_turn) {
   EXPECT_GREW(before, after, "mr_ledger_write_batches_total", 1);
   cr_expect_eq(metric(after, "mr_ledger_batch_fallbacks_total"), metric(before, "mr_ledger_batch_fallbacks_total"),
                "a batch failed and ran one by one");
+  cr_expect_eq(sh(mrctl_cmd() + " audit >/dev/null"), 0, "mrctl audit found a difference");
+}
+
+// A batch that fails runs its writes one by one, each with its own
+// outcome: here a club being moved (020) is among the batch's clubs, so
+// the batch raises MR503 before it does anything; one by one, the other
+// club's redemptions are accepted and only the moving club's answer 503.
+Test(write_batches, a_failed_batch_runs_its_writes_one_by_one) {
+  constexpr int kEach = 12;
+  auto a = client("A");
+  const auto gate = onboard(a, "club-a", 4, "wgate");
+  const auto members = onboard(a, "club-a", kEach, "wfb");
+  for (const auto& m : members) settle_now(a, "club-a", m, 10000);  // 100 points each
+  const std::string run = unique("wf");
+  std::vector<Sent> sent;
+  for (int i = 0; i < kEach; ++i) {
+    sent.push_back({"/api/v1/redemptions", redeem_body("club-a", members[static_cast<std::size_t>(i)], unique("wfq"), 100),
+                    run + "-a-" + std::to_string(i), {}});
+  }
+  std::vector<Sent> moving;
+  for (int i = 0; i < kEach; ++i) {
+    moving.push_back({"/api/v1/redemptions", redeem_body("club-e", unique("nobody"), unique("wfq"), 100),
+                      run + "-e-" + std::to_string(i), {}});
+  }
+  Pg pg = connect_db();
+  const std::string before = settled_scrape();
+  one(pg.get(), "UPDATE clubs SET moving = true WHERE partner_ref = 'club-e'");
+  {
+    Gate lock(gate);
+    GateLoad load(gate, pg.get());
+    std::vector<std::thread> threads;
+    send_all("A", sent, threads);
+    send_all("E", moving, threads);
+    wait_queued(run + "-", 2 * kEach);
+    lock.release();
+    for (auto& t : threads) t.join();
+    load.finish();
+  }
+  one(pg.get(), "UPDATE clubs SET moving = false WHERE partner_ref = 'club-e'");
+  for (const auto& s : sent) cr_expect_eq(s.answer.status, 202, "%s", s.answer.body.c_str());
+  for (const auto& s : moving) {
+    cr_expect_eq(s.answer.status, 503, "%s", s.answer.body.c_str());
+    cr_expect_eq(error_code(s.answer), std::string("service_unavailable"));
+  }
+  for (const auto& m : members) cr_expect_eq(points_balance(a, m), 0);
+  std::string after = scrape();
+  poll([&] {
+    after = scrape();
+    return metric(after, "mr_ledger_batch_fallbacks_total") > metric(before, "mr_ledger_batch_fallbacks_total");
+  }, std::chrono::seconds(5));
+  EXPECT_GREW(before, after, "mr_ledger_write_batches_total", 1);
+  EXPECT_GREW(before, after, "mr_ledger_batch_fallbacks_total", 1);
   cr_expect_eq(sh(mrctl_cmd() + " audit >/dev/null"), 0, "mrctl audit found a difference");
 }
