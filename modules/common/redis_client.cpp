@@ -95,13 +95,7 @@ Client::Client(Settings settings, ngx_log_t* log) : settings_(std::move(settings
   });
   flush_event_.data = this;
   flush_event_.log = log;
-  flush_event_.handler = mr::ngx::c_entry(+[](ngx_event_t* ev) noexcept {
-    auto* self = static_cast<Client*>(ev->data);
-    if (self->ac_ == nullptr || !self->connected_) return;
-    self->writing_ = true;
-    redisAsyncHandleWrite(self->ac_);  // may disconnect: nothing of ac_ after it
-    self->writing_ = false;
-  });
+  flush_event_.handler = mr::ngx::c_entry(+[](ngx_event_t* ev) noexcept { static_cast<Client*>(ev->data)->flush(); });
 }
 
 Client::~Client() {
@@ -113,6 +107,22 @@ Client::~Client() {
   drop(0);
   sentinels_.reset();
   OPENSSL_cleanse(settings_.password.data(), settings_.password.size());
+}
+
+void Client::flush() {
+  if (flush_event_.posted) {
+    ngx_delete_posted_event(&flush_event_);
+  }
+  if (ac_ == nullptr || !connected_ || writing_ || (ac_->c.flags & REDIS_IN_CALLBACK)) {
+    // Inside a callback hiredis cannot write: the posted flush will.
+    if (ac_ != nullptr && connected_ && !writing_) {
+      ngx_post_event(&flush_event_, &ngx_posted_events);
+    }
+    return;
+  }
+  writing_ = true;
+  redisAsyncHandleWrite(ac_);  // may disconnect: nothing of ac_ after it
+  writing_ = false;
 }
 
 bool Client::may_send() const {
@@ -377,16 +387,11 @@ Call* Client::command(const std::vector<std::string_view>& argv,
   }
   call.release();  // owned by hiredis until reply_cb
   ngx_add_timer(&handle->timer, settings_.command_timeout);
-  // Flush::now writes before returning: a command issued just before an
-  // HTTP response (the stored idempotent answer) then reaches Redis before
-  // the client can send its retry. Otherwise (and inside a hiredis callback,
-  // where hiredis cannot write) the posted flush writes at the end of this
-  // loop iteration, before nginx waits for events again.
-  if (flush == Flush::now && connected_ && !(ac_->c.flags & REDIS_IN_CALLBACK)) {
-    writing_ = true;
-    redisAsyncHandleWrite(ac_);
-    writing_ = false;
-  }
+  // Flush::now writes before returning. Otherwise (and inside a hiredis
+  // callback, where hiredis cannot write) the posted flush, or the caller's
+  // flush(), writes at the end of this loop iteration, before nginx waits
+  // for events again.
+  if (flush == Flush::now) this->flush();
   return handle;
 }
 

@@ -55,17 +55,21 @@ class Client {
   Client(const Client&) = delete;
   Client& operator=(const Client&) = delete;
 
-  // When a command is written: `now`, before command() returns (a stored
-  // answer must reach Redis before the HTTP response that follows it), or
-  // `batched`, at the end of this event loop iteration in one write with
-  // every other command issued in it (claims under load: one write(2) and no
-  // epoll_ctl per request).
+  // When a command is written: `now`, before command() returns, or
+  // `batched`, at the end of this event loop iteration (or at the caller's
+  // flush()) in one write with every other command issued in it (claims and
+  // stored answers under load: one write(2) and no epoll_ctl per request).
   enum class Flush { now, batched };
 
   // Sends argv; returns the call to detach, or nullptr when `done` already
   // ran with nullptr (not connected and within the reconnect pause).
   Call* command(const std::vector<std::string_view>& argv, std::function<void(const redisReply*)> done,
                 Flush flush = Flush::now);
+  // Writes every command queued so far (`batched` ones included) now, in
+  // one write, as far as the socket takes it; the rest on writability.
+  // Nothing while connecting (the connect writes them) or inside a hiredis
+  // callback (the posted flush does).
+  void flush();
   static void detach(Call* call) { call->finished = true; }
   // Whether a command now would be written (connected or connecting) or
   // would try to connect; false within the pause after a failure.

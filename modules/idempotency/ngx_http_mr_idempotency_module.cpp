@@ -55,6 +55,7 @@ struct Ctx {
   bool settled = false;          // the final answer was stored (or released)
   bool claim_unknown = false;    // the claim got no answer: Redis may hold it
   bool confirming = false;        // a pending record was seen: one GET asks again
+  bool held = false;              // its answer waits in g_held for the Redis write
   bool capture_ok = true;
   int response_status = 0;
   std::string key, fingerprint, response_body;
@@ -113,8 +114,61 @@ void release_unknown_claims() {
   for (auto& [key, pending] : claims) release_unknown_claim(std::move(key), std::move(pending));
 }
 
+// Answers whose Redis write (the stored record, or the key's release) is
+// queued: the client's retry must find that write in Redis, so the answer
+// goes out after it. Held with nginx's own means (the connection's write
+// event delayed, as limit_rate does: the write filter keeps the answer and
+// the request waits in ngx_http_writer), all released at the end of this
+// pass of the event loop, after one write to Redis for all of them: under
+// load the settles of one ledger batch finish together, and each took a
+// write(2) to Redis of its own (with the wake-up of the Redis server it
+// costs) before its answer.
+std::vector<Ctx*> g_held, g_releasing;
+ngx_event_t g_release;  // posted while g_held is not empty
+
+void release_held(ngx_event_t*) noexcept {
+  if (g_redis) mr::ngx::guarded(ngx_cycle->log, [] { g_redis->flush(); });
+  std::swap(g_held, g_releasing);
+  for (Ctx* ctx : g_releasing) {
+    ctx->held = false;
+    ngx_connection_t* c = ctx->r->connection;
+    c->write->delayed = 0;
+    ngx_post_event(c->write, &ngx_posted_events);
+  }
+  g_releasing.clear();
+}
+
+// False: not held (HTTP/2, a connection already delayed by limit_rate, out
+// of memory): the command is written now, as before the answer.
+bool hold(Ctx* ctx) {
+  ngx_http_request_t* r = ctx->r;
+  ngx_connection_t* c = r->connection;
+#if (NGX_HTTP_V2)
+  if (r->stream != nullptr) return false;
+#endif
+  if (c->write->delayed) return false;
+  g_held.push_back(ctx);
+  ctx->held = true;
+  c->write->delayed = 1;
+  if (!g_release.posted) {
+    ngx_post_event(&g_release, &ngx_posted_events);
+  }
+  return true;
+}
+
+// A request freed while held (its connection failed): out of the list, and
+// its connection no longer delayed.
+void unhold(Ctx* ctx) {
+  if (!ctx->held) return;
+  ctx->held = false;
+  std::erase(g_held, ctx);
+  ctx->r->connection->write->delayed = 0;
+}
+
 // Stores the final answer, or releases the key when the answer is not one
 // to replay (the client may fix the request and retry with the same key).
+// The command is queued; the answer is held until it is written (hold), or
+// it is written now.
 void settle(Ctx* ctx, const mr_idempotency_main_conf_t* mcf) {
   if (!ctx->owner || ctx->settled || !g_redis) return;
   ctx->settled = true;
@@ -130,8 +184,10 @@ void settle(Ctx* ctx, const mr_idempotency_main_conf_t* mcf) {
         *g_record_mac, ctx->key,
         idem::done_record(ctx->fingerprint, ctx->response_status, ctx->response_body, expires_ms, error));
   }
+  constexpr auto batched = mr::redis::Client::Flush::batched;
+  mr::redis::Call* call = nullptr;
   if (sealed) {
-    g_redis->command({"SET", ctx->key, *sealed, "PX", ms(mcf->ttl)}, ignore);
+    call = g_redis->command({"SET", ctx->key, *sealed, "PX", ms(mcf->ttl)}, ignore, batched);
     // Kept only once stored: a record Redis never got is not replayed here
     // either, and the database decides a retry as it would without a cache.
     if (g_cache) {
@@ -141,7 +197,10 @@ void settle(Ctx* ctx, const mr_idempotency_main_conf_t* mcf) {
                    mr::ngx::wall_clock_ms());
     }
   } else {
-    g_redis->command({"DEL", ctx->key}, ignore);
+    call = g_redis->command({"DEL", ctx->key}, ignore, batched);
+  }
+  if (call != nullptr && !mr::ngx::guarded(ctx->r->connection->log, false, [ctx] { return hold(ctx); })) {
+    g_redis->flush();
   }
 }
 
@@ -293,6 +352,7 @@ ngx_int_t claim(ngx_http_request_t* r) {
   cln->handler = mr::ngx::c_entry(+[](void* data) noexcept {
     auto* ctx = static_cast<Ctx*>(data);
     if (ctx->call != nullptr) mr::redis::Client::detach(ctx->call);
+    unhold(ctx);
     // Out of memory: the claim is left to mr_idempotency_lock_ttl.
     mr::ngx::guarded(ngx_cycle->log, [ctx] {
       // Ended without a final answer (client gone, worker error): release.
@@ -474,12 +534,17 @@ ngx_int_t init_process(ngx_cycle_t* cycle) noexcept {
       s.connect_timeout = mcf->connect_timeout;
       s.command_timeout = mcf->command_timeout;
       g_redis = std::make_unique<mr::redis::Client>(std::move(s), cycle->log);
+      g_release.handler = mr::ngx::c_entry(release_held);
+      g_release.log = cycle->log;
       if (mcf->replay_cache > 0) g_cache = std::make_unique<idem::ReplayCache>(mcf->replay_cache);
     return NGX_OK;
   });
 }
 
 void exit_process(ngx_cycle_t* cycle) noexcept {
+  if (g_release.posted) {
+    ngx_delete_posted_event(&g_release);
+  }
   mr::ngx::guarded(cycle->log, [] {
     g_redis.reset();
     g_record_mac.reset();
