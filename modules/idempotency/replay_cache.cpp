@@ -20,14 +20,18 @@ const Record* ReplayCache::find(std::string_view redis_key, std::int64_t now_ms)
   return &it->record;
 }
 
-void ReplayCache::put(std::string_view redis_key, const Record& record, std::int64_t now_ms) {
+void ReplayCache::put(std::string_view redis_key, Record record, std::int64_t now_ms) {
   if (!record.done || record.expires_ms <= now_ms) return;
   const std::size_t bytes =
       kEntryOverhead + redis_key.size() + record.fingerprint.size() + record.body.size();
   if (bytes > max_bytes_ / 8) return;
-  if (auto found = index_.find(redis_key); found != index_.end()) erase(found->second);
-  entries_.push_front(Entry{std::string(redis_key), record, bytes});
-  index_.emplace(entries_.front().key, entries_.begin());
+  // One lookup for a new key (every settle's): the index's key views the
+  // new entry's string.
+  entries_.push_front(Entry{std::string(redis_key), std::move(record), bytes});
+  if (auto [slot, added] = index_.try_emplace(entries_.front().key, entries_.begin()); !added) {
+    erase(slot->second);  // the key's older entry, and its index slot viewing that entry's string
+    index_.emplace(entries_.front().key, entries_.begin());
+  }
   bytes_ += bytes;
   while (bytes_ > max_bytes_) erase(std::prev(entries_.end()));
 }

@@ -30,7 +30,8 @@ class ReplayCache {
   // Keeps a final record until record.expires_ms. Not kept: pending
   // records, records without an expiry or already expired, and one larger
   // than an eighth of the cache (it would push out many small answers).
-  void put(std::string_view redis_key, const Record& record, std::int64_t now_ms);
+  // By value: a caller done with its record moves it in (body, fingerprint).
+  void put(std::string_view redis_key, Record record, std::int64_t now_ms);
 
   std::size_t bytes() const { return bytes_; }
   std::size_t size() const { return entries_.size(); }
