@@ -173,10 +173,7 @@ Key seed_club(const std::string& owner_dsn) {
 }
 
 std::string redeem_body(const std::string& member, std::int64_t points) {
-  return Json().str("partnerRef", kRef).str("requestId", unique("rq"))
-      .raw("member", Json().str("externalMemberId", member).done())
-      .raw("redemption", Json().num("points", points).str("currency", "GBP").done())
-      .done();
+  return mr::test::redeem_body(kRef, member, unique("rq"), points);
 }
 
 // A member whose payouts go to `account`, with 100 points.

@@ -221,28 +221,15 @@ void release_when_claimed(GateSettles& gate, Volley& volley, const std::string& 
             claimed + without_claim, want, claimed, without_claim);
 }
 
-std::vector<std::string> onboard(MrClient& c, const std::string& ref, int n, const std::string& prefix) {
-  std::vector<std::string> ids;
-  for (int i = 0; i < n; ++i) {
-    ids.push_back(unique(prefix));
-    cr_assert_eq(post(c, "/api/v1/members", member_body(ref, ids.back())).status, 201);
-  }
-  return ids;
-}
 
-// The largest number of this run's idempotency records one transaction wrote.
-int largest_batch(PGconn* pg, const std::string& key_prefix) {
-  return std::stoi(one(pg, "SELECT coalesce(max(n), 0) FROM (SELECT count(*) n FROM idempotency_records "
-                           "WHERE idem_key LIKE '" + key_prefix + "%' GROUP BY created_at) g"));
-}
 
 }  // namespace
 
 Test(batch, queued_settles_keep_their_own_outcomes_and_the_books) {
   auto c = client("A");
-  const auto gate = onboard(c, "club-a", 4, "gate");
+  const auto gate = onboard_members(c, "club-a", 4, "gate");
   constexpr int kMembers = 40;
-  const auto members = onboard(c, "club-a", kMembers, "bm");
+  const auto members = onboard_members(c, "club-a", kMembers, "bm");
   const std::string settled_before = unique("tx-before");
   cr_assert_eq(post(c, "/api/v1/transactions/settled", settle_body("club-a", members[0], settled_before, 100)).status,
                200);
@@ -320,9 +307,9 @@ Test(batch, batches_never_overdraw_a_pool_and_refuse_exactly) {
   // club-i: 10000 bp and a pool of exactly 1000; 40 awards of 50 compete
   // for it in batches, so stripes run dry inside them.
   auto a = client("A");
-  const auto gate = onboard(a, "club-a", 4, "gate");
+  const auto gate = onboard_members(a, "club-a", 4, "gate");
   auto c = client("I");
-  const auto members = onboard(c, "club-i", 8, "pm");
+  const auto members = onboard_members(c, "club-i", 8, "pm");
   const std::string run = unique("bp");
   const std::string before = scrape();
   std::atomic<int> ok{0}, refused{0}, other{0};
@@ -366,7 +353,7 @@ Test(batch, batches_never_overdraw_a_pool_and_refuse_exactly) {
 Test(batch, pipelined_reads_each_get_their_own_answer) {
   auto c = client("A");
   constexpr int kMembers = 24;
-  const auto members = onboard(c, "club-a", kMembers, "rm");
+  const auto members = onboard_members(c, "club-a", kMembers, "rm");
   for (int i = 0; i < kMembers; ++i) {
     cr_assert_eq(post(c, "/api/v1/transactions/settled",
                       settle_body("club-a", members[static_cast<std::size_t>(i)], unique("rtx"), 100 * (i + 1)))
@@ -406,8 +393,8 @@ Test(batch, pipelined_reads_each_get_their_own_answer) {
 // and answer 503), and the settles go once the gate opens.
 Test(batch, reads_and_other_writes_pass_held_back_settles) {
   auto c = client("A");
-  const auto gate = onboard(c, "club-a", 4, "hold");
-  const auto reader = onboard(c, "club-a", 1, "hr").front();
+  const auto gate = onboard_members(c, "club-a", 4, "hold");
+  const auto reader = onboard_members(c, "club-a", 1, "hr").front();
   cr_assert_eq(post(c, "/api/v1/transactions/settled", settle_body("club-a", reader, unique("hrtx"), 700)).status,
                200);
 
@@ -459,7 +446,7 @@ Test(batch, reads_and_other_writes_pass_held_back_settles) {
 Test(batch, a_wave_on_free_connections_goes_as_one_batch_per_worker) {
   auto c = client("A");
   constexpr int kWave = 12;
-  const auto members = onboard(c, "club-a", kWave, "wave");
+  const auto members = onboard_members(c, "club-a", kWave, "wave");
   const std::string run = unique("wave");
   cr_assert_eq(sh(redis_cli() + "CLIENT PAUSE 150 WRITE | grep -qx OK"), 0);
   std::vector<HttpResponse> answers(kWave);

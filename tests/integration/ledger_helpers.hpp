@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include <rapidjson/document.h>
 #include <rapidjson/stringbuffer.h>
@@ -59,8 +60,26 @@ inline std::string reverse_body(const std::string& ref, const std::string& membe
       .raw("member", Json().str("externalMemberId", member).done()).raw("transaction", t.done()).done();
 }
 
+inline std::string redeem_body(const std::string& ref, const std::string& member, const std::string& request_id,
+                               std::int64_t points, const std::string& currency = "GBP") {
+  return Json().str("partnerRef", ref).str("requestId", request_id)
+      .raw("member", Json().str("externalMemberId", member).done())
+      .raw("redemption", Json().num("points", points).str("currency", currency).done())
+      .done();
+}
+
 inline HttpResponse post(MrClient& c, const std::string& path, const std::string& body) {
   return c.post(path, body, unique("idem"));
+}
+
+// `n` new members of `ref`, external ids `prefix`-unique.
+inline std::vector<std::string> onboard_members(MrClient& c, const std::string& ref, int n, const std::string& prefix) {
+  std::vector<std::string> ids;
+  for (int i = 0; i < n; ++i) {
+    ids.push_back(unique(prefix));
+    cr_assert_eq(post(c, "/api/v1/members", member_body(ref, ids.back())).status, 201);
+  }
+  return ids;
 }
 
 inline rapidjson::Document data_of(const HttpResponse& r) {

@@ -24,13 +24,6 @@ using namespace mr::test;
 
 namespace {
 
-std::string redeem_body(const std::string& ref, const std::string& member, const std::string& request_id,
-                        std::int64_t points, const std::string& currency = "GBP") {
-  return Json().str("partnerRef", ref).str("requestId", request_id)
-      .raw("member", Json().str("externalMemberId", member).done())
-      .raw("redemption", Json().num("points", points).str("currency", currency).done())
-      .done();
-}
 
 // A payout-ready member of `ref` holding `points` available points (earn
 // rate 100 bp: 100 minor units a point).

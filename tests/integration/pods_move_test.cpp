@@ -412,13 +412,6 @@ std::string data_text(const mr::HttpResponse& r) {
   return buf.GetString();
 }
 
-std::string redeem_body(const std::string& ref, const std::string& member, const std::string& request_id,
-                        std::int64_t points) {
-  return Json().str("partnerRef", ref).str("requestId", request_id)
-      .raw("member", Json().str("externalMemberId", member).done())
-      .raw("redemption", Json().num("points", points).str("currency", "GBP").done())
-      .done();
-}
 
 // A redemption accepted (202): its redemption and payout ids.
 std::pair<std::string, std::string> redeem(mr::MrClient& c, const std::string& ref, const std::string& member,

@@ -34,6 +34,14 @@ inline std::string one(PGconn* c, const std::string& sql) {
   return st == PGRES_TUPLES_OK && PQntuples(r.get()) > 0 ? PQgetvalue(r.get(), 0, 0) : "";
 }
 
+// The largest number of idempotency records keyed `key_prefix`... that one
+// transaction wrote (they share its created_at): how the batch tests see
+// that writes went to PostgreSQL together.
+inline int largest_batch(PGconn* pg, const std::string& key_prefix) {
+  return std::stoi(one(pg, "SELECT coalesce(max(n), 0) FROM (SELECT count(*) n FROM idempotency_records "
+                           "WHERE idem_key LIKE '" + key_prefix + "%' GROUP BY created_at) g"));
+}
+
 // Holds the rows of `members` (by external id) locked until release(), or
 // until the session ends (destroyed, or PostgreSQL gone).
 class Gate {

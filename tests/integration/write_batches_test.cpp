@@ -32,22 +32,7 @@ namespace {
 
 constexpr int kConnections = 8;  // the fixture's 2 workers x mr_ledger_pool_size 4
 
-std::vector<std::string> onboard(MrClient& c, const std::string& ref, int n, const std::string& prefix) {
-  std::vector<std::string> ids;
-  for (int i = 0; i < n; ++i) {
-    ids.push_back(unique(prefix));
-    cr_assert_eq(post(c, "/api/v1/members", member_body(ref, ids.back())).status, 201);
-  }
-  return ids;
-}
 
-std::string redeem_body(const std::string& ref, const std::string& member, const std::string& request_id,
-                        std::int64_t points) {
-  return Json().str("partnerRef", ref).str("requestId", request_id)
-      .raw("member", Json().str("externalMemberId", member).done())
-      .raw("redemption", Json().num("points", points).str("currency", "GBP").done())
-      .done();
-}
 
 // Polls `done` until it holds or the deadline passes; whether it held.
 bool poll(const std::function<bool()>& done, std::chrono::milliseconds limit) {
@@ -143,10 +128,16 @@ std::string settled_scrape() {
   return last;
 }
 
-// The largest number of this run's idempotency records one transaction wrote.
-int largest_batch(PGconn* pg, const std::string& key_prefix) {
-  return std::stoi(one(pg, "SELECT coalesce(max(n), 0) FROM (SELECT count(*) n FROM idempotency_records "
-                           "WHERE idem_key LIKE '" + key_prefix + "%' GROUP BY created_at) g"));
+
+// /metrics once `series` grew past `before`'s, or after 5 s (each worker
+// publishes its counters about every second).
+std::string scrape_once_grown(const std::string& before, const char* series) {
+  std::string after = scrape();
+  poll([&] {
+    after = scrape();
+    return metric(after, series) > metric(before, series);
+  }, std::chrono::seconds(5));
+  return after;
 }
 
 // A request under test: where it goes, its key, and its answer.
@@ -183,13 +174,13 @@ std::string settle_now(MrClient& c, const std::string& ref, const std::string& m
 
 Test(write_batches, queued_reversals_answer_as_one_by_one_and_keep_the_books) {
   auto c = client("A");
-  const auto gate = onboard(c, "club-a", 4, "wgate");
+  const auto gate = onboard_members(c, "club-a", 4, "wgate");
   // club-a earns 100 bp: an amount of 100 n minor units is n points.
   constexpr int kFull = 20;
-  const auto full = onboard(c, "club-a", kFull, "wfull");
+  const auto full = onboard_members(c, "club-a", kFull, "wfull");
   std::vector<std::string> full_tx;
   for (int i = 0; i < kFull; ++i) full_tx.push_back(settle_now(c, "club-a", full[static_cast<std::size_t>(i)], 1000 + 100 * i));
-  const auto others = onboard(c, "club-a", 5, "wrev");
+  const auto others = onboard_members(c, "club-a", 5, "wrev");
   const std::string& partial = others[0];  // 100 points; 30 and 50 reversed at once
   const std::string partial_tx = settle_now(c, "club-a", partial, 10000);
   const std::string& exceed = others[1];  // 10 points; 600 and 600 of 1000 reversed at once
@@ -286,11 +277,7 @@ Test(write_batches, queued_reversals_answer_as_one_by_one_and_keep_the_books) {
 
   // The path under test: reversals went in batches, none failed as a whole.
   cr_expect(largest_batch(pg.get(), run) > 1, "no two reversals ran in one transaction");
-  std::string after = scrape();
-  poll([&] {
-    after = scrape();
-    return metric(after, "mr_ledger_write_batches_total") > metric(before, "mr_ledger_write_batches_total");
-  }, std::chrono::seconds(5));
+  const std::string after = scrape_once_grown(before, "mr_ledger_write_batches_total");
   EXPECT_GREW(before, after, "mr_ledger_write_batches_total", 1);
   EXPECT_GREW(before, after, "mr_ledger_batched_writes_total", 2);
   cr_expect_eq(metric(after, "mr_ledger_batch_fallbacks_total"), metric(before, "mr_ledger_batch_fallbacks_total"),
@@ -308,7 +295,7 @@ Test(write_batches, queued_redemptions_take_the_capacity_in_turn) {
   auto e = client("E");
   cr_assert_eq(sh(mrctl_cmd() + " pool topup --ref club-e --points " + std::to_string(100 * kMembers) + " >/dev/null"),
                0);
-  const auto members = onboard(e, "club-e", kMembers, "wred");
+  const auto members = onboard_members(e, "club-e", kMembers, "wred");
   for (const auto& m : members) settle_now(e, "club-e", m, 100);
   Pg pg = connect_db();
   const std::int64_t capacity =
@@ -318,7 +305,7 @@ Test(write_batches, queued_redemptions_take_the_capacity_in_turn) {
   const std::int64_t fit = std::min<std::int64_t>(kMembers, (capacity + 100 * kFit) / 100);
 
   auto a = client("A");
-  const auto gate = onboard(a, "club-a", 4, "wgate");
+  const auto gate = onboard_members(a, "club-a", 4, "wgate");
   const std::string run = unique("wd");
   std::vector<Sent> sent;
   std::string request_ids;
@@ -366,11 +353,7 @@ Test(write_batches, queued_redemptions_take_the_capacity_in_turn) {
   expect_replays("E", sent);
 
   cr_expect(largest_batch(pg.get(), run + "-") > 1, "no two redemptions ran in one transaction");
-  std::string after = scrape();
-  poll([&] {
-    after = scrape();
-    return metric(after, "mr_ledger_write_batches_total") > metric(before, "mr_ledger_write_batches_total");
-  }, std::chrono::seconds(5));
+  const std::string after = scrape_once_grown(before, "mr_ledger_write_batches_total");
   EXPECT_GREW(before, after, "mr_ledger_write_batches_total", 1);
   cr_expect_eq(metric(after, "mr_ledger_batch_fallbacks_total"), metric(before, "mr_ledger_batch_fallbacks_total"),
                "a batch failed and ran one by one");
@@ -384,8 +367,8 @@ Test(write_batches, queued_redemptions_take_the_capacity_in_turn) {
 Test(write_batches, a_failed_batch_runs_its_writes_one_by_one) {
   constexpr int kEach = 12;
   auto a = client("A");
-  const auto gate = onboard(a, "club-a", 4, "wgate");
-  const auto members = onboard(a, "club-a", kEach, "wfb");
+  const auto gate = onboard_members(a, "club-a", 4, "wgate");
+  const auto members = onboard_members(a, "club-a", kEach, "wfb");
   for (const auto& m : members) settle_now(a, "club-a", m, 10000);  // 100 points each
   const std::string run = unique("wf");
   std::vector<Sent> sent;
@@ -419,11 +402,7 @@ Test(write_batches, a_failed_batch_runs_its_writes_one_by_one) {
     cr_expect_eq(error_code(s.answer), std::string("service_unavailable"));
   }
   for (const auto& m : members) cr_expect_eq(points_balance(a, m), 0);
-  std::string after = scrape();
-  poll([&] {
-    after = scrape();
-    return metric(after, "mr_ledger_batch_fallbacks_total") > metric(before, "mr_ledger_batch_fallbacks_total");
-  }, std::chrono::seconds(5));
+  const std::string after = scrape_once_grown(before, "mr_ledger_batch_fallbacks_total");
   EXPECT_GREW(before, after, "mr_ledger_write_batches_total", 1);
   EXPECT_GREW(before, after, "mr_ledger_batch_fallbacks_total", 1);
   cr_expect_eq(sh(mrctl_cmd() + " audit >/dev/null"), 0, "mrctl audit found a difference");
