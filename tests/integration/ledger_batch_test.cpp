@@ -221,8 +221,6 @@ void release_when_claimed(GateSettles& gate, Volley& volley, const std::string& 
             claimed + without_claim, want, claimed, without_claim);
 }
 
-
-
 }  // namespace
 
 Test(batch, queued_settles_keep_their_own_outcomes_and_the_books) {

@@ -24,7 +24,6 @@ using namespace mr::test;
 
 namespace {
 
-
 // A payout-ready member of `ref` holding `points` available points (earn
 // rate 100 bp: 100 minor units a point).
 std::string member_with_points(MrClient& c, const std::string& ref, std::int64_t points) {

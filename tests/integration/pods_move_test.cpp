@@ -412,7 +412,6 @@ std::string data_text(const mr::HttpResponse& r) {
   return buf.GetString();
 }
 
-
 // A redemption accepted (202): its redemption and payout ids.
 std::pair<std::string, std::string> redeem(mr::MrClient& c, const std::string& ref, const std::string& member,
                                            const std::string& request_id, std::int64_t points) {

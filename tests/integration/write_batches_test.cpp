@@ -32,8 +32,6 @@ namespace {
 
 constexpr int kConnections = 8;  // the fixture's 2 workers x mr_ledger_pool_size 4
 
-
-
 // Polls `done` until it holds or the deadline passes; whether it held.
 bool poll(const std::function<bool()>& done, std::chrono::milliseconds limit) {
   const auto deadline = std::chrono::steady_clock::now() + limit;
@@ -127,7 +125,6 @@ std::string settled_scrape() {
   }
   return last;
 }
-
 
 // /metrics once `series` grew past `before`'s, or after 5 s (each worker
 // publishes its counters about every second).
