@@ -354,3 +354,43 @@ BEGIN
     IF SQLERRM <> 'undo the failing endpoints' THEN RAISE; END IF;
   END;
 END $$;
+
+-- mrctl events prune (mr_events_prune, 30 days): an event older than that
+-- goes with its deliveries and its attempts (024 made these the prune's own
+-- statements; no foreign key cascades them any more), and the club's newer
+-- events keep theirs. Rolled back like the block above.
+DO $$
+DECLARE
+  v_club bigint := (SELECT club FROM test_club);
+  v_old bigint;
+  v_kept bigint;
+  v_n bigint;
+BEGIN
+  SELECT min(event_no), max(event_no) INTO v_old, v_kept FROM events e
+  WHERE e.club_id = v_club AND EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_no = e.event_no);
+  IF v_old IS NULL OR v_old = v_kept THEN
+    RAISE EXCEPTION 'the club has no two events with deliveries to prune one of';
+  END IF;
+  BEGIN
+    INSERT INTO webhook_attempts (endpoint_id, attempted_ms, event_no, attempt, status, duration_ms)
+    SELECT d.endpoint_id, -e.event_no, e.event_no, 1, 500, 3
+    FROM webhook_deliveries d JOIN events e USING (event_no) WHERE e.event_no IN (v_old, v_kept);
+    UPDATE events SET created_at = now() - interval '40 days' WHERE event_no = v_old;
+    v_n := mr_events_prune(30);
+    IF v_n <> 1 OR EXISTS (SELECT 1 FROM events WHERE event_no = v_old)
+       OR EXISTS (SELECT 1 FROM webhook_deliveries WHERE event_no = v_old)
+       OR EXISTS (SELECT 1 FROM webhook_attempts WHERE event_no = v_old) THEN
+      RAISE EXCEPTION 'the prune said % and left event %: % deliveries, % attempts', v_n,
+        (SELECT count(*) FROM events WHERE event_no = v_old),
+        (SELECT count(*) FROM webhook_deliveries WHERE event_no = v_old),
+        (SELECT count(*) FROM webhook_attempts WHERE event_no = v_old);
+    END IF;
+    IF NOT EXISTS (SELECT 1 FROM webhook_deliveries WHERE event_no = v_kept)
+       OR NOT EXISTS (SELECT 1 FROM webhook_attempts WHERE event_no = v_kept) THEN
+      RAISE EXCEPTION 'the prune took the deliveries or attempts of event %, 0 days old', v_kept;
+    END IF;
+    RAISE EXCEPTION USING ERRCODE = 'P0001', MESSAGE = 'undo the prune';
+  EXCEPTION WHEN OTHERS THEN
+    IF SQLERRM <> 'undo the prune' THEN RAISE; END IF;
+  END;
+END $$;
