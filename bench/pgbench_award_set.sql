@@ -4,12 +4,13 @@
 -- members in member_id order, one inserts their transactions, one their
 -- entries, one updates their balances. Client c uses the members of mr_load's
 -- clients 2c and 2c+1 (pgb-<2c|2c+1>-<1..16>), so run it with at most 16
--- clients; a transaction is 32 awards.
+-- clients; a transaction is 32 awards. The members are found by their
+-- index (= ANY of an array; IN over the series planned a scan of them all).
 BEGIN;
 SELECT array_agg(member_id ORDER BY member_id) AS ids FROM (
   SELECT member_id FROM members
-  WHERE club_id = :club AND external_id IN (SELECT 'pgb-' || (2 * :client_id + k / 16) || '-' || (k % 16 + 1)
-                                            FROM generate_series(0, 31) k)
+  WHERE club_id = :club AND external_id = ANY (ARRAY(SELECT 'pgb-' || (2 * :client_id + k / 16) || '-' || (k % 16 + 1)
+                                                   FROM generate_series(0, 31) k))
   ORDER BY member_id FOR UPDATE) m \gset
 INSERT INTO transactions (club_id, member_id, external_id, event_id, merchant_id, merchant_name, amount_minor,
                           currency, rate_bp, points, occurred_at, settled_at, created_ms)
