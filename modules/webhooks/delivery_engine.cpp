@@ -282,7 +282,12 @@ void Engine::send(Attempt* attempt, const PGresult* r, int row) {
     return;
   }
 
-  attempt->easy.reset(curl_easy_init());
+  if (idle_easies_.empty()) {
+    attempt->easy.reset(curl_easy_init());
+  } else {
+    attempt->easy = std::move(idle_easies_.back());  // reset when it was kept
+    idle_easies_.pop_back();
+  }
   CURL* easy = attempt->easy.get();
   if (easy == nullptr) throw std::bad_alloc();
   for (const std::string& line :
@@ -401,7 +406,15 @@ void Engine::finish(Attempt* attempt, Result result) {
   count(result.outcome, result.duration_ms);
   const std::int64_t delivery_id = attempt->delivery_id;
   const int number = attempt->number;
-  attempts_.erase(attempt);  // frees the easy handle: libcurl is done with it
+  // libcurl is done with the handle (out of the multi handle: completed,
+  // cancelled or never added): kept for the next attempt, or freed.
+  // Reset at once: none of its options may point into the attempt's
+  // memory once it is freed.
+  if (attempt->easy && idle_easies_.size() < settings_.concurrency) {
+    curl_easy_reset(attempt->easy.get());
+    mr::ngx::guarded(log_, [&] { idle_easies_.push_back(std::move(attempt->easy)); });
+  }
+  attempts_.erase(attempt);
   const bool kept = mr::ngx::guarded(log_, false, [&] {
     unsent_.push_back(Report{delivery_id, number, std::move(result)});
     reports_++;
