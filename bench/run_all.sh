@@ -633,16 +633,6 @@ CONF
     done
   }
   echo "events (32 connections)" >&2
-  # Tables the size of a running service's, with statistics, before the
-  # first measured settle: when this line ran first (--only events), each
-  # pool connection planned the settle batch's lookups on a new, nearly
-  # empty transactions table and kept that plan (a sequential scan per
-  # settle, its cost growing with every row written) until autovacuum's
-  # first ANALYZE a minute later (auto_explain, 2026-11-26). A few seconds
-  # of settles, then ANALYZE, which makes every session plan again.
-  run_secs=2 http "settled POST, warm-up" --url "$api" --conns 32 --key "$kid" --secret "$secret" \
-    --settle bench --member-prefix pgb-
-  q -c "ANALYZE" >/dev/null
   # Settles without an endpoint and with one, taking turns.
   rounds=$([ $smoke = 1 ] && echo 1 || echo "${MR_BENCH_ROUNDS:-3}")
   ev_secs=$(awk -v s="$secs" -v r="$rounds" 'BEGIN { print s / r }')

@@ -9,12 +9,29 @@
 
 namespace mr::ledger::sql {
 
-inline constexpr std::string_view write = "SELECT mr_write($1, $2::bigint, $3, $4, $5, $6, $7::jsonb)";
+// The writes run with enable_seqscan off for their transaction (set before
+// the function runs: its first argument), so every lookup in them is planned
+// by its index even on a new, nearly empty table. A pool connection keeps
+// the plans it makes: on a new database each kept a sequential scan of
+// transactions per settle, planned while that table was empty, until
+// autovacuum's first ANALYZE a minute later, each settle's cost growing
+// with every row written meanwhile (auto_explain, bench/RESULTS.md, Events).
+// A statement with no index to use still scans, at a cost the planner
+// counts as 10^10, past jit_above_cost: so jit is off as well (compiling
+// took 12-25 ms a call of mr_webhook_wake's scan of webhook_pollers; the
+// ledger's statements are far too short for JIT to pay anyway).
+inline constexpr std::string_view write =
+    "SELECT mr_write(CASE WHEN set_config('enable_seqscan', 'off', true) || set_config('jit', 'off', true) "
+    "IS NOT NULL THEN $1 END, $2::bigint, $3, $4, $5, $6, $7::jsonb)";
 // Settles that queued together (write_batch.hpp); one jsonb result per row.
-inline constexpr std::string_view write_batch = "SELECT mr_write_batch($1::jsonb)";
+inline constexpr std::string_view write_batch =
+    "SELECT mr_write_batch(CASE WHEN set_config('enable_seqscan', 'off', true) || set_config('jit', 'off', true) "
+    "IS NOT NULL THEN $1::jsonb END)";
 // Reversals only or redemptions only that queued together, each through
 // mr_write in one transaction (023_write_batch_each.sql); one row each.
-inline constexpr std::string_view write_batch_each = "SELECT mr_write_batch_each($1::jsonb)";
+inline constexpr std::string_view write_batch_each =
+    "SELECT mr_write_batch_each(CASE WHEN set_config('enable_seqscan', 'off', true) || set_config('jit', 'off', true) "
+    "IS NOT NULL THEN $1::jsonb END)";
 inline constexpr std::string_view balance = "SELECT * FROM mr_balance_row($1::bigint, $2)";
 // History pages as plain rows (016_history_rows.sql), rendered by
 // ledger/history_render.cpp: club, member, [filter,] limit, before (NULL:
@@ -64,10 +81,11 @@ inline constexpr std::string_view payout_simulate = "SELECT mr_payout_simulate($
 // paused, covers the claim's) and sorted every pending row in each claim,
 // 77-107 ms a claim over a 70,000-row backlog, deliveries drained at about
 // 500 a second instead of 5,500 (auto_explain, bench/RESULTS.md, Events).
+// jit off as for the writes above.
 inline constexpr std::string_view webhook_claim =
     "SELECT delivery_id, attempt, endpoint_id, url, secrets_sealed[1], secrets_sealed[2], event_id, body "
-    "FROM mr_webhook_claim_awake(CASE WHEN set_config('enable_sort', 'off', true) IS NOT NULL THEN $1 END, "
-    "$2::int, $3::int)";
+    "FROM mr_webhook_claim_awake(CASE WHEN set_config('enable_sort', 'off', true) || set_config('jit', 'off', true) "
+    "IS NOT NULL THEN $1 END, $2::int, $3::int)";
 // Report: delivery, attempt, HTTP status, error, duration ms, Retry-After s, schedule ms[].
 inline constexpr std::string_view webhook_report =
     "SELECT mr_webhook_report($1::bigint, $2::int, $3::int, $4, $5::int, $6::int, $7::int[])";
