@@ -91,15 +91,18 @@ inline constexpr std::string_view webhook_report =
     "SELECT mr_webhook_report($1::bigint, $2::int, $3::int, $4, $5::int, $6::int, $7::int[])";
 // The reports of one pass of the engine's loop in one transaction: a jsonb
 // array of {d, a, s, e, ms, ra} (report's parameters), schedule ms[].
-// Planned afresh at every call (plan_cache_mode, for this transaction, set
-// before the function runs: its argument): the PL/pgSQL function's
-// `delivery_id = ANY (ids)` statements otherwise keep the generic plan a
-// connection made while webhook_deliveries was small, a sequential scan
-// of every delivery per batch (bench/RESULTS.md, Events).
+// Planned afresh at every call, and by index (plan_cache_mode, enable_seqscan
+// and jit, for this transaction, set before the function runs: its
+// argument): the PL/pgSQL function's `delivery_id = ANY (ids)` statements
+// otherwise kept the generic plan a connection made while webhook_deliveries
+// was small, and its join of the reports (read as 100 rows) to their
+// deliveries planned as a sequential scan of every delivery, delivered ones
+// included, once the queue held a few thousand rows (bench/RESULTS.md,
+// Events).
 inline constexpr std::string_view webhook_report_batch =
     "SELECT delivery_id, attempt, next FROM mr_webhook_report_batch("
-    "CASE WHEN set_config('plan_cache_mode', 'force_custom_plan', true) IS NOT NULL THEN $1::jsonb END, "
-    "$2::int[])";
+    "CASE WHEN set_config('plan_cache_mode', 'force_custom_plan', true) || set_config('enable_seqscan', 'off', true) "
+    "|| set_config('jit', 'off', true) IS NOT NULL THEN $1::jsonb END, $2::int[])";
 
 // The ops listener's webhook calls (ops_api.cpp; mrctl runs the same
 // functions): partner ref or NULL; and limit; endpoint and status; endpoint
