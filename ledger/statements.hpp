@@ -4,34 +4,55 @@
 // still runs, unprepared.
 #pragma once
 
+#include <algorithm>
 #include <array>
+#include <cstddef>
 #include <string_view>
 
 namespace mr::ledger::sql {
 
-// The writes run with enable_seqscan off for their transaction (set before
-// the function runs: its first argument), so every lookup in them is planned
-// by its index even on a new, nearly empty table. A pool connection keeps
-// the plans it makes: on a new database each kept a sequential scan of
-// transactions per settle, planned while that table was empty, until
-// autovacuum's first ANALYZE a minute later, each settle's cost growing
-// with every row written meanwhile (auto_explain, bench/RESULTS.md, Events).
-// A statement with no index to use still scans, at a cost the planner
-// counts as 10^10, past jit_above_cost: so jit is off as well (compiling
-// took 12-25 ms a call of mr_webhook_wake's scan of webhook_pollers; the
-// ledger's statements are far too short for JIT to pay anyway).
+// A statement's text joined from parts at compile time: a setting written
+// once below serves every statement that needs it.
+template <std::size_t N>
+struct Part {
+  char text[N];
+  consteval Part(const char (&s)[N]) { std::copy_n(s, N, text); }  // NOLINT: implicit from a literal
+};
+template <Part... Parts>
+inline constexpr auto joined = [] {
+  std::array<char, ((sizeof(Parts.text) - 1) + ...) + 1> out{};
+  std::size_t at = 0;
+  ((std::copy_n(Parts.text, sizeof(Parts.text) - 1, out.begin() + at), at += sizeof(Parts.text) - 1), ...);
+  return out;
+}();
+template <Part... Parts>
+inline constexpr std::string_view text{joined<Parts...>.data(), joined<Parts...>.size() - 1};
+
+// Planner settings for one statement's transaction, set before the function
+// it calls runs: the condition of a CASE around its first argument. Every
+// such statement is a transaction of its own.
+//
+// by_index: the writes and the report batch are planned by their indexes
+// even on a new, nearly empty table. A pool connection keeps the plans it
+// makes: on a new database each kept a sequential scan of transactions per
+// settle, planned while that table was empty, until autovacuum's first
+// ANALYZE a minute later, each settle's cost growing with every row written
+// meanwhile (auto_explain, bench/RESULTS.md, Events). A statement with no
+// index to use still scans, at a cost the planner counts as 10^10, past
+// jit_above_cost: so jit is off as well (compiling took 12-25 ms a call of
+// mr_webhook_wake's scan of webhook_pollers; the ledger's statements are
+// far too short for JIT to pay anyway).
+inline constexpr Part by_index = "set_config('enable_seqscan', 'off', true) || set_config('jit', 'off', true)";
+
 inline constexpr std::string_view write =
-    "SELECT mr_write(CASE WHEN set_config('enable_seqscan', 'off', true) || set_config('jit', 'off', true) "
-    "IS NOT NULL THEN $1 END, $2::bigint, $3, $4, $5, $6, $7::jsonb)";
+    text<"SELECT mr_write(CASE WHEN ", by_index, " IS NOT NULL THEN $1 END, $2::bigint, $3, $4, $5, $6, $7::jsonb)">;
 // Settles that queued together (write_batch.hpp); one jsonb result per row.
 inline constexpr std::string_view write_batch =
-    "SELECT mr_write_batch(CASE WHEN set_config('enable_seqscan', 'off', true) || set_config('jit', 'off', true) "
-    "IS NOT NULL THEN $1::jsonb END)";
+    text<"SELECT mr_write_batch(CASE WHEN ", by_index, " IS NOT NULL THEN $1::jsonb END)">;
 // Reversals only or redemptions only that queued together, each through
 // mr_write in one transaction (023_write_batch_each.sql); one row each.
 inline constexpr std::string_view write_batch_each =
-    "SELECT mr_write_batch_each(CASE WHEN set_config('enable_seqscan', 'off', true) || set_config('jit', 'off', true) "
-    "IS NOT NULL THEN $1::jsonb END)";
+    text<"SELECT mr_write_batch_each(CASE WHEN ", by_index, " IS NOT NULL THEN $1::jsonb END)">;
 inline constexpr std::string_view balance = "SELECT * FROM mr_balance_row($1::bigint, $2)";
 // History pages as plain rows (016_history_rows.sql), rendered by
 // ledger/history_render.cpp: club, member, [filter,] limit, before (NULL:
@@ -81,28 +102,26 @@ inline constexpr std::string_view payout_simulate = "SELECT mr_payout_simulate($
 // paused, covers the claim's) and sorted every pending row in each claim,
 // 77-107 ms a claim over a 70,000-row backlog, deliveries drained at about
 // 500 a second instead of 5,500 (auto_explain, bench/RESULTS.md, Events).
-// jit off as for the writes above.
+// jit off as for by_index above.
 inline constexpr std::string_view webhook_claim =
-    "SELECT delivery_id, attempt, endpoint_id, url, secrets_sealed[1], secrets_sealed[2], event_id, body "
-    "FROM mr_webhook_claim_awake(CASE WHEN set_config('enable_sort', 'off', true) || set_config('jit', 'off', true) "
-    "IS NOT NULL THEN $1 END, $2::int, $3::int)";
+    text<"SELECT delivery_id, attempt, endpoint_id, url, secrets_sealed[1], secrets_sealed[2], event_id, body "
+         "FROM mr_webhook_claim_awake(CASE WHEN set_config('enable_sort', 'off', true) || "
+         "set_config('jit', 'off', true) IS NOT NULL THEN $1 END, $2::int, $3::int)">;
 // Report: delivery, attempt, HTTP status, error, duration ms, Retry-After s, schedule ms[].
 inline constexpr std::string_view webhook_report =
     "SELECT mr_webhook_report($1::bigint, $2::int, $3::int, $4, $5::int, $6::int, $7::int[])";
 // The reports of one pass of the engine's loop in one transaction: a jsonb
 // array of {d, a, s, e, ms, ra} (report's parameters), schedule ms[].
-// Planned afresh at every call, and by index (plan_cache_mode, enable_seqscan
-// and jit, for this transaction, set before the function runs: its
-// argument): the PL/pgSQL function's `delivery_id = ANY (ids)` statements
-// otherwise kept the generic plan a connection made while webhook_deliveries
-// was small, and its join of the reports (read as 100 rows) to their
-// deliveries planned as a sequential scan of every delivery, delivered ones
-// included, once the queue held a few thousand rows (bench/RESULTS.md,
-// Events).
+// Planned afresh at every call (plan_cache_mode) and by_index: the PL/pgSQL
+// function's `delivery_id = ANY (ids)` statements otherwise kept the generic
+// plan a connection made while webhook_deliveries was small, and its join of
+// the reports (read as 100 rows) to their deliveries planned as a sequential
+// scan of every delivery, delivered ones included, once the queue held a few
+// thousand rows (bench/RESULTS.md, Events).
 inline constexpr std::string_view webhook_report_batch =
-    "SELECT delivery_id, attempt, next FROM mr_webhook_report_batch("
-    "CASE WHEN set_config('plan_cache_mode', 'force_custom_plan', true) || set_config('enable_seqscan', 'off', true) "
-    "|| set_config('jit', 'off', true) IS NOT NULL THEN $1::jsonb END, $2::int[])";
+    text<"SELECT delivery_id, attempt, next FROM mr_webhook_report_batch("
+         "CASE WHEN set_config('plan_cache_mode', 'force_custom_plan', true) || ", by_index,
+         " IS NOT NULL THEN $1::jsonb END, $2::int[])">;
 
 // The ops listener's webhook calls (ops_api.cpp; mrctl runs the same
 // functions): partner ref or NULL; and limit; endpoint and status; endpoint
