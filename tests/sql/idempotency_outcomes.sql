@@ -3,13 +3,7 @@
 -- fingerprint, even after the state that caused it has changed;
 -- invalid_request and the conflict answer are not kept. Rolled back at the end.
 
-CREATE FUNCTION pg_temp.settle(p_ref text, p_member text, p_tx text, p_amount bigint,
-                               p_currency text DEFAULT 'GBP') RETURNS jsonb LANGUAGE sql AS $$
-  SELECT jsonb_build_object('partnerRef', p_ref, 'eventId', 'ev-' || p_tx, 'occurredAt', '2026-11-20T10:00:00Z',
-    'externalMemberId', p_member, 'externalTransactionId', p_tx, 'merchantId', 'shop-1',
-    'merchantName', 'Corner Shop', 'amountMinor', p_amount, 'currency', p_currency,
-    'settledAt', '2026-11-21T10:00:00Z')
-$$;
+\ir include/settle_command.sql
 
 DO $$
 DECLARE

@@ -6,13 +6,7 @@
 -- leaves to the module's one-by-one fallback must fail as a whole and leave
 -- nothing behind. Runs in one transaction rolled back at the end.
 
-CREATE FUNCTION pg_temp.cmd(p_ref text, p_member text, p_tx text, p_amount bigint,
-                            p_currency text DEFAULT 'GBP') RETURNS jsonb LANGUAGE sql AS $$
-  SELECT jsonb_build_object('partnerRef', p_ref, 'eventId', 'ev-' || p_tx, 'occurredAt', '2026-11-20T10:00:00Z',
-    'externalMemberId', p_member, 'externalTransactionId', p_tx, 'merchantId', 'shop-9',
-    'merchantName', 'Batch Shop', 'amountMinor', p_amount, 'currency', p_currency,
-    'settledAt', '2026-11-21T10:00:00.250Z')
-$$;
+\ir include/settle_command.sql
 
 -- One batch element as the module writes it: mr_write's parameters, the
 -- club id as text.
@@ -82,21 +76,21 @@ BEGIN
   PERFORM mr_write('close', v_club, v_ref, 'close-cid', 'fp', 'req',
                    jsonb_build_object('partnerRef', v_ref, 'externalMemberId', 'cid'));
   -- Kept before the batch: a settled transaction and its record.
-  PERFORM mr_write('settle', v_club, v_ref, 'k-old', 'fp-old', 'req-old', pg_temp.cmd(v_ref, 'bob', 'tx-old', 999));
+  PERFORM mr_write('settle', v_club, v_ref, 'k-old', 'fp-old', 'req-old', pg_temp.settle(v_ref, 'bob', 'tx-old', 999));
 
   v_batch := jsonb_build_array(
-    pg_temp.el(v_club, v_ref, 'k1', pg_temp.cmd(v_ref, 'ann', 'tx-1', 1000)),
-    pg_temp.el(v_club, v_ref, 'k2', pg_temp.cmd(v_ref, 'bob', 'tx-2', 2050, 'EUR')),
-    pg_temp.el(v_club, v_ref, 'k3', pg_temp.cmd(v_ref, 'ann', 'tx-3', 333)),
-    pg_temp.el(v_club, v_ref, 'k-old', pg_temp.cmd(v_ref, 'bob', 'tx-old', 999), 'fp-old'),   -- replay
-    pg_temp.el(v_club, v_ref, 'k-old', pg_temp.cmd(v_ref, 'bob', 'tx-x', 5), 'fp-other'),   -- conflict
-    pg_temp.el(v_club, v_ref, 'k4', pg_temp.cmd('another-club', 'ann', 'tx-4', 100)),        -- partner
-    pg_temp.el(v_club, v_ref, 'k5', pg_temp.cmd(v_ref, 'nobody', 'tx-5', 100)),              -- cardholder
-    pg_temp.el(v_club, v_ref, 'k6', pg_temp.cmd(v_ref, 'cid', 'tx-6', 100)),                 -- closed
-    pg_temp.el(v_club, v_ref, 'k7', pg_temp.cmd(v_ref, 'dee', 'tx-7', 100, 'USD')),          -- currency
-    pg_temp.el(v_club, v_ref, 'k8', pg_temp.cmd(v_ref, 'dee', 'tx-old', 100)),               -- duplicate
-    pg_temp.el(v_club, v_ref, 'k9', pg_temp.cmd(v_ref, 'dee', 'tx-9', 1)),                   -- 0 points
-    pg_temp.el(v_club, v_ref, 'k10', pg_temp.cmd(v_ref, 'ann', 'tx-10', 7777)));
+    pg_temp.el(v_club, v_ref, 'k1', pg_temp.settle(v_ref, 'ann', 'tx-1', 1000)),
+    pg_temp.el(v_club, v_ref, 'k2', pg_temp.settle(v_ref, 'bob', 'tx-2', 2050, 'EUR')),
+    pg_temp.el(v_club, v_ref, 'k3', pg_temp.settle(v_ref, 'ann', 'tx-3', 333)),
+    pg_temp.el(v_club, v_ref, 'k-old', pg_temp.settle(v_ref, 'bob', 'tx-old', 999), 'fp-old'),   -- replay
+    pg_temp.el(v_club, v_ref, 'k-old', pg_temp.settle(v_ref, 'bob', 'tx-x', 5), 'fp-other'),   -- conflict
+    pg_temp.el(v_club, v_ref, 'k4', pg_temp.settle('another-club', 'ann', 'tx-4', 100)),        -- partner
+    pg_temp.el(v_club, v_ref, 'k5', pg_temp.settle(v_ref, 'nobody', 'tx-5', 100)),              -- cardholder
+    pg_temp.el(v_club, v_ref, 'k6', pg_temp.settle(v_ref, 'cid', 'tx-6', 100)),                 -- closed
+    pg_temp.el(v_club, v_ref, 'k7', pg_temp.settle(v_ref, 'dee', 'tx-7', 100, 'USD')),          -- currency
+    pg_temp.el(v_club, v_ref, 'k8', pg_temp.settle(v_ref, 'dee', 'tx-old', 100)),               -- duplicate
+    pg_temp.el(v_club, v_ref, 'k9', pg_temp.settle(v_ref, 'dee', 'tx-9', 1)),                   -- 0 points
+    pg_temp.el(v_club, v_ref, 'k10', pg_temp.settle(v_ref, 'ann', 'tx-10', 7777)));
   v_before := pg_temp.books(v_club);
 
   BEGIN
@@ -142,15 +136,15 @@ BEGIN
   -- Left to the fallback: the whole batch fails, nothing is written.
   v_before := pg_temp.books(v_club);
   v_err := pg_temp.batch_error(jsonb_build_array(
-    pg_temp.el(v_club, v_ref, 'k-twice', pg_temp.cmd(v_ref, 'ann', 'tx-a', 100)),
-    pg_temp.el(v_club, v_ref, 'k-twice', pg_temp.cmd(v_ref, 'ann', 'tx-a', 100))));
+    pg_temp.el(v_club, v_ref, 'k-twice', pg_temp.settle(v_ref, 'ann', 'tx-a', 100)),
+    pg_temp.el(v_club, v_ref, 'k-twice', pg_temp.settle(v_ref, 'ann', 'tx-a', 100))));
   IF v_err <> '23505' THEN RAISE EXCEPTION 'one key twice in a batch: %', v_err; END IF;
   v_err := pg_temp.batch_error(jsonb_build_array(
-    pg_temp.el(v_club, v_ref, 'k-tx-1', pg_temp.cmd(v_ref, 'ann', 'tx-twice', 100)),
-    pg_temp.el(v_club, v_ref, 'k-tx-2', pg_temp.cmd(v_ref, 'bob', 'tx-twice', 100))));
+    pg_temp.el(v_club, v_ref, 'k-tx-1', pg_temp.settle(v_ref, 'ann', 'tx-twice', 100)),
+    pg_temp.el(v_club, v_ref, 'k-tx-2', pg_temp.settle(v_ref, 'bob', 'tx-twice', 100))));
   IF v_err <> '23505' THEN RAISE EXCEPTION 'one transaction twice in a batch: %', v_err; END IF;
   v_err := pg_temp.batch_error(jsonb_build_array(jsonb_set(
-    pg_temp.el(v_club, v_ref, 'k-mix', pg_temp.cmd(v_ref, 'ann', 'tx-m', 100)), '{0}', '"reverse"')));
+    pg_temp.el(v_club, v_ref, 'k-mix', pg_temp.settle(v_ref, 'ann', 'tx-m', 100)), '{0}', '"reverse"')));
   IF v_err <> 'MRB01' THEN RAISE EXCEPTION 'a reversal in a batch: %', v_err; END IF;
   -- A stripe that cannot cover its awards though the pool can: the stripe's
   -- CHECK refuses, and mr_write (one by one) consolidates.
@@ -161,10 +155,10 @@ BEGIN
                    jsonb_build_object('partnerRef', v_ref || '-small', 'externalMemberId', 'eve', 'firstName', 'E',
                                       'lastName', 'V', 'email', 'e@example.com'));
   v_err := pg_temp.batch_error(jsonb_build_array(
-    pg_temp.el(v_other, v_ref || '-small', 'k-dry', pg_temp.cmd(v_ref || '-small', 'eve', 'tx-dry', 5))));
+    pg_temp.el(v_other, v_ref || '-small', 'k-dry', pg_temp.settle(v_ref || '-small', 'eve', 'tx-dry', 5))));
   IF v_err <> '23514' THEN RAISE EXCEPTION 'a dry stripe: %', v_err; END IF;
   IF (mr_write('settle', v_other, v_ref || '-small', 'k-dry', 'fp', 'req',
-               pg_temp.cmd(v_ref || '-small', 'eve', 'tx-dry', 5))->'data'->'partner'->>'availablePointsPool') <> '27'
+               pg_temp.settle(v_ref || '-small', 'eve', 'tx-dry', 5))->'data'->'partner'->>'availablePointsPool') <> '27'
   THEN
     RAISE EXCEPTION 'one by one, the dry stripe''s award should consolidate';
   END IF;
