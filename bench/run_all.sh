@@ -179,6 +179,7 @@ pg_cpu_ns() {
 }
 failures=0
 rows=()
+finished=()  # the sections that ran to their end
 # row line rate p50 p99 failed nginx-µs/req ratio target
 row() { rows+=("$(printf '| %s | %s | %s | %s | %s | %s | %s | %s |' "$@")"); }
 field() { sed -n "s/.*\b$1=\([^ ]*\).*/\1/p" <<<"$2"; }
@@ -293,6 +294,7 @@ if wants edge; then
     echo "FAILED: edge_work: $out" >&2
     failures=$((failures + 1))
   fi
+  finished+=(edge)
 fi
 
 if wants balance; then
@@ -318,6 +320,7 @@ if wants balance; then
   row "signed GET balance" "$(printf '%.1f' "${t_rate[balance]}")" "$(printf '%.3f' "${t_p50[balance]}")" \
       "${t_p99[balance]}" "${t_failed[balance]}" "$(printf '%.1f' "${t_cpu[balance]}")" \
       "$(ratio "${t_rate[balance]}" "$pk") of PK select" "≥ 0.7"
+  finished+=(balance)
 fi
 
 if wants history; then
@@ -434,6 +437,7 @@ if wants history; then
       done
     done
   done
+  finished+=(history)
 fi
 
 if wants settle; then
@@ -457,6 +461,7 @@ if wants settle; then
     "$p50 (avg, per 32)" "-" "$failed" "-" "1.00" "-"
   row "signed settled POST, 32 connections, against the set-based award" "$settle32" "-" "-" "-" "-" \
     "$(ratio "$settle32" "$awards") of set-based" "≥ 0.4"
+  finished+=(settle)
 fi
 
 # Reversals and redemptions (issue 28 item 3): one by one through mr_write
@@ -539,6 +544,7 @@ if wants reversals; then
     w_turn reversal-api api "reversed POST, round $round" --reverse bench --member-prefix pgb- --tx-prefix "rva$round-"
   done
   w_rows reversal pgbench_reverse.sql "signed reversed POST (whole amount)" reverse
+  finished+=(reversals)
 fi
 
 if wants redemptions; then
@@ -568,6 +574,7 @@ if wants redemptions; then
     w_turn redemption-api api "redemption POST, round $round" --redeem bench --member-prefix pgb- --expect 202
   done
   w_rows redemption pgbench_redeem.sql "signed redemption POST (202, 1 point)" redeem
+  finished+=(redemptions)
 fi
 
 if wants events; then
@@ -719,6 +726,7 @@ CONF
   read -r idle_p50 idle_p99 idle_n <<<"$(first_attempts "$since")"
   [ "${idle_n:-0}" -gt 0 ] || { echo "FAILED: no first attempt recorded" >&2; failures=$((failures + 1)); }
   row "commit → first attempt, no backlog ($idle_n events, one at a time)" - "$idle_p50" "$idle_p99" 0 - - "p99 < 250"
+  finished+=(events)
 fi
 
 if wants pods; then
@@ -846,7 +854,14 @@ if wants pods; then
   pods_row read-one "signed GET balance, 2 clubs x 16 connections, both clubs on one pod (floor)" 1.00 -
   pods_row read-two "signed GET balance, 2 clubs x 16 connections, one club on each of two pods (same machine)" \
     "$(ratio "${t_rate[read-two]}" "${t_rate[read-one]}") of one pod" "≥ 0.95"
+  finished+=(pods)
 fi
+
+# A section cut short (bash drops the rest of a compound command after an
+# arithmetic or expansion error, and runs on) has no rows to show for it.
+for section in ${only//,/ }; do
+  [[ " ${finished[*]} " == *" $section "* ]] || { echo "FAILED: the $section lines stopped before their end" >&2; failures=$((failures + 1)); }
+done
 
 note_rss
 row "nginx worker RSS, max over workers and run" "$(awk -v k="$rss_kb" 'BEGIN { printf "%.1f MiB", k / 1024 }')" "-" "-" "-" "-" "-" "≤ 64 MiB"
