@@ -461,6 +461,17 @@ if wants settle; then
     "$p50 (avg, per 32)" "-" "$failed" "-" "1.00" "-"
   row "signed settled POST, 32 connections, against the set-based award" "$settle32" "-" "-" "-" "-" \
     "$(ratio "$settle32" "$awards") of set-based" "≥ 0.4"
+  # The service's own SQL at the floor's batch size: SELECT mr_write_batch
+  # of 32 settles for the same members (pgbench_settle_batch.sql), 4
+  # clients: what the ledger's rules (idempotency record, pool stripe,
+  # result, event) cost PostgreSQL beside the bare award, with no HTTP in
+  # front and every batch full. Settles a second are tps x 32.
+  pg "pgbench mr_write_batch of 32 settles, 4 clients" 4 pgbench_settle_batch.sql -D club="$club"
+  batched=$(awk -v r="$rate" 'BEGIN { printf "%.1f", r * 32 }')
+  row "pgbench -M prepared SELECT mr_write_batch of 32 settles, 4 clients: settles/s" "$batched" \
+    "$p50 (avg, per 32)" "-" "$failed" "-" "$(ratio "$batched" "$awards") of set-based" "-"
+  row "signed settled POST, 32 connections, against mr_write_batch of 32" "$settle32" "-" "-" "-" "-" \
+    "$(ratio "$settle32" "$batched") of it" "-"
   finished+=(settle)
 fi
 
