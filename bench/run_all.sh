@@ -164,6 +164,11 @@ worker_cpu_ns() {  # CPU time (user + system) of all nginx workers so far, ns
   done
   echo $((total * tick_ns))
 }
+# The whole machine's busy CPU time so far (every core: /proc/stat's user,
+# nice, system, irq, softirq and steal), ns.
+machine_cpu_ns() {
+  awk -v t="$tick_ns" '$1 == "cpu" { printf "%.0f\n", ($2 + $3 + $4 + $7 + $8 + $9) * t; exit }' /proc/stat
+}
 # pg_cpu_ns [DATADIR...]: CPU time of PostgreSQL clusters so far, ns (the
 # stack's when none is named): each postmaster's own and its reaped
 # children's (fields 14-17 of stat), and each running child's.
@@ -664,11 +669,17 @@ CONF
     ev_ngx[$1]=$(awk -v a="${ev_ngx[$1]:-0}" -v b="$(worker_cpu_ns)" -v c="$2" -v n="$n" -v k="$rounds" 'BEGIN { print a + (n > 0 ? (b - c) / 1000 / n : 0) / k }')
     ev_pg[$1]=$(awk -v a="${ev_pg[$1]:-0}" -v b="$(pg_cpu_ns)" -v c="$3" -v n="$n" -v k="$rounds" 'BEGIN { print a + (n > 0 ? (b - c) / 1000 / n : 0) / k }')
   }
+  # The whole machine's CPU over the turns without an endpoint, and their
+  # settles: what one settle costs everything that runs for it (the load
+  # generator, nginx, Redis, PostgreSQL), for the ceiling below.
+  plain_machine_ns=0 plain_n=0
   plain_turn() {
     "$MR_MRCTL" webhook disable --endpoint-id "$endpoint" >/dev/null
-    c0=$(worker_cpu_ns) g0=$(pg_cpu_ns)
+    c0=$(worker_cpu_ns) g0=$(pg_cpu_ns) m0=$(machine_cpu_ns)
     run_secs=$ev_secs http "settled POST, no endpoint, round $round" \
       --url "$api" --conns 32 --key "$kid" --secret "$secret" --settle bench --member-prefix pgb-
+    plain_machine_ns=$((plain_machine_ns + $(machine_cpu_ns) - m0))
+    plain_n=$(awk -v a="$plain_n" -v r="$rate" -v s="$ev_secs" 'BEGIN { print a + r * s }')
     tally plain "$rounds"
     ev_cpu plain "$c0" "$g0"
   }
@@ -737,6 +748,64 @@ CONF
   read -r idle_p50 idle_p99 idle_n <<<"$(first_attempts "$since")"
   [ "${idle_n:-0}" -gt 0 ] || { echo "FAILED: no first attempt recorded" >&2; failures=$((failures + 1)); }
   row "commit → first attempt, no backlog ($idle_n events, one at a time)" - "$idle_p50" "$idle_p99" 0 - - "p99 < 250"
+
+  # The most "≥ 0.9 of none" can be on this machine. Settles and their
+  # deliveries share its cores, so once deliveries keep up, settles with an
+  # endpoint run at most c / (c + d) of settles without: c what a settle
+  # costs the machine (all its CPU over the turns without an endpoint, per
+  # settle: on a busy machine this reads high, which raises the ceiling),
+  # d the least one delivery can cost, each part measured here on its own:
+  #   - the wire: one keep-alive POST of a real event body with the
+  #     Standard Webhooks headers to the receiver's `return 204`, sent by
+  #     mr_load (an epoll client, no TLS, signing nothing, less than
+  #     libcurl), 16 connections: the sender's CPU plus the receiver's;
+  #   - the database: the least the contract lets a delivery write, its
+  #     attempt row (the deliveries API lists every attempt) and the
+  #     delivery's state change (sent once), 16 a transaction as one pass
+  #     of the engine reports them, on copies of the two tables
+  #     (pgbench_delivery_floor.sql), 4 clients: PostgreSQL's CPU per
+  #     delivery.
+  # No claim, no signature, no lookup of the endpoint or the event.
+  echo "events: the least a delivery costs" >&2
+  ev_body=$(q -c "SELECT jsonb_build_object('id', event_id, 'type', type, 'createdAt', mr_ts_text(created_at),
+                                            'environment', 'sandbox', 'data', data)::text
+                  FROM events WHERE club_id = $club AND type = 'transaction.settled' ORDER BY event_no DESC LIMIT 1")
+  children_ns() { echo $(( $(sed 's/.*) //' "/proc/$$/stat" | awk '{ print $14 + $15 }') * tick_ns )); }
+  s0=$(children_ns) r0=$(recv_cpu_ns)
+  out=$("$load" --url "http://127.0.0.1:$recv_port" --conns 16 --seconds "$secs" --min-ok "$min_ok" --expect 204 \
+          --method POST --path /hook --body "$ev_body" --header "content-type: application/json" \
+          --header "webhook-id: evt_0123456789abcdef01234567" --header "webhook-timestamp: 1764151200" \
+          --header "webhook-signature: v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=" 2>"$dir/load.err") || true
+  s1=$(children_ns) r1=$(recv_cpu_ns)
+  wire_n=$(field ok "$out")
+  if [ "${wire_n:-0}" -gt 0 ] && [ "$(field failed "$out")" = 0 ]; then
+    send_us=$(awk -v a="$s0" -v b="$s1" -v n="$wire_n" 'BEGIN { printf "%.1f", (b - a) / 1000 / n }')
+    wire_recv_us=$(awk -v a="$r0" -v b="$r1" -v n="$wire_n" 'BEGIN { printf "%.1f", (b - a) / 1000 / n }')
+  else
+    echo "FAILED: delivery floor, the wire: $out $(cat "$dir/load.err")" >&2
+    failures=$((failures + 1)) send_us=0 wire_recv_us=0
+  fi
+  row "delivery floor, the wire: keep-alive POST of an event body to \`return 204\`, 16 connections: sender $send_us µs + receiver $wire_recv_us µs CPU each" \
+      "$(field rate "$out")" "$(field p50_ms "$out")" "$(field p99_ms "$out")" "$(field failed "$out")" - - -
+  q -c "DROP TABLE IF EXISTS bench_deliveries, bench_attempts;
+        CREATE TABLE bench_deliveries (LIKE webhook_deliveries INCLUDING ALL);
+        CREATE TABLE bench_attempts (LIKE webhook_attempts INCLUDING ALL);
+        INSERT INTO bench_deliveries (endpoint_id, club_id, event_no, next_at)
+        SELECT 'we_bench', $club, n, now() FROM generate_series(1, 64) n" >/dev/null
+  g0=$(pg_cpu_ns)
+  pg "pgbench the least a delivery writes, 16 a transaction, 4 clients" 4 pgbench_delivery_floor.sql
+  g1=$(pg_cpu_ns)
+  db_us=$(awk -v a="$g0" -v b="$g1" -v r="$rate" -v s="$secs" 'BEGIN { printf "%.1f", (r > 0 ? (b - a) / 1000 / (r * s * 16) : 0) }')
+  row "delivery floor, the database: pgbench its attempt row and state change, 16 a transaction, 4 clients: PostgreSQL $db_us µs CPU each" \
+      "$(awk -v r="$rate" 'BEGIN { printf "%.1f", r * 16 }')" "$p50 (avg, per 16)" - "$failed" - - -
+  q -c "DROP TABLE bench_deliveries, bench_attempts" >/dev/null
+  settle_us=$(awk -v a="$plain_machine_ns" -v n="$plain_n" 'BEGIN { printf "%.1f", (n > 0 ? a / 1000 / n : 0) }')
+  floor_us=$(awk -v a="$send_us" -v b="$wire_recv_us" -v c="$db_us" 'BEGIN { printf "%.1f", a + b + c }')
+  ceiling=$(awk -v c="$settle_us" -v d="$floor_us" 'BEGIN { printf "%.3f", (c > 0 ? c / (c + d) : 0) }')
+  row "settles with an endpoint at most, on this machine: a settle's $settle_us µs of machine CPU against it plus the delivery floor's $floor_us" \
+      - - - 0 - "$ceiling of none" -
+  row "signed settled POST with one enabled endpoint, against that ceiling" - - - 0 - \
+      "$(ratio "$(ratio "${t_rate[hooked]}" "${t_rate[plain]}")" "$ceiling") of it" -
   finished+=(events)
 fi
 
