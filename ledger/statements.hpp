@@ -112,15 +112,15 @@ inline constexpr std::string_view webhook_report =
     "SELECT mr_webhook_report($1::bigint, $2::int, $3::int, $4, $5::int, $6::int, $7::int[])";
 // The reports of one pass of the engine's loop in one transaction: a jsonb
 // array of {d, a, s, e, ms, ra} (report's parameters), schedule ms[].
-// Planned afresh at every call (plan_cache_mode) and by_index: the PL/pgSQL
-// function's `delivery_id = ANY (ids)` statements otherwise kept the generic
-// plan a connection made while webhook_deliveries was small, and its join of
-// the reports (read as 100 rows) to their deliveries planned as a sequential
-// scan of every delivery, delivered ones included, once the queue held a few
-// thousand rows (bench/RESULTS.md, Events).
+// by_index, and each of the function's joins reads the deliveries by the
+// batch's ids (migration 025): its join of the reports (read as 100 rows)
+// to their deliveries had kept a plan made while webhook_deliveries was
+// small, a sequential scan of every delivery, delivered ones included, once
+// the queue held a few thousand rows (bench/RESULTS.md, Events). Its plans
+// are kept: planning them at every call (plan_cache_mode, until 025) was
+// most of the planner's share of PostgreSQL's CPU while delivering.
 inline constexpr std::string_view webhook_report_batch =
-    text<"SELECT delivery_id, attempt, next FROM mr_webhook_report_batch("
-         "CASE WHEN set_config('plan_cache_mode', 'force_custom_plan', true) || ", by_index,
+    text<"SELECT delivery_id, attempt, next FROM mr_webhook_report_batch(CASE WHEN ", by_index,
          " IS NOT NULL THEN $1::jsonb END, $2::int[])">;
 
 // The ops listener's webhook calls (ops_api.cpp; mrctl runs the same
