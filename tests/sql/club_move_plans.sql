@@ -32,14 +32,11 @@ CREATE FUNCTION pg_temp.seq_scans(p_plan jsonb) RETURNS text[] LANGUAGE sql AS $
 $$;
 
 -- 020's export, from the migration's text, as pg_temp.old_export.
-\set old_export `sed -n '/^CREATE FUNCTION mr_club_export(/,/^\$\$;/p' :'migrations'/020_club_move.sql`
-SELECT set_config('test.old_export', :'old_export', true) IS NOT NULL AS loaded \gset
-DO $$
-BEGIN
-  ASSERT current_setting('test.old_export') LIKE '%FROM ledger_entries e WHERE club_id = p_club_id%',
-    '020''s mr_club_export found';
-  EXECUTE replace(current_setting('test.old_export'), 'FUNCTION mr_club_export(', 'FUNCTION pg_temp.old_export(');
-END $$;
+\set landed_file 020_club_move.sql
+\set landed_fn mr_club_export
+\set landed_as old_export
+\set landed_marks 'FROM ledger_entries e WHERE club_id = p_club_id'
+\ir include/landed_function.sql
 
 DO $$
 DECLARE

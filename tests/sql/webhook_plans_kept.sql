@@ -28,15 +28,11 @@ SELECT set_config('test.event', :'event', true) IS NOT NULL AS event_set \gset
 
 -- 014's report batch, from the migration's text, as pg_temp.old_report_batch:
 -- the contrast.
-\set old_batch `sed -n '/^CREATE FUNCTION mr_webhook_report_batch(/,/^END \$\$;/p' :'migrations'/014_events.sql`
-SELECT set_config('test.old_batch', :'old_batch', true) IS NOT NULL AS loaded \gset
-DO $$
-BEGIN
-  ASSERT current_setting('test.old_batch') LIKE '%JOIN webhook_deliveries dl ON dl.delivery_id = r.d%',
-    '014''s mr_webhook_report_batch found';
-  EXECUTE replace(current_setting('test.old_batch'), 'FUNCTION mr_webhook_report_batch(',
-                  'FUNCTION pg_temp.old_report_batch(');
-END $$;
+\set landed_file 014_events.sql
+\set landed_fn mr_webhook_report_batch
+\set landed_as old_report_batch
+\set landed_marks 'JOIN webhook_deliveries dl ON dl.delivery_id = r.d'
+\ir include/landed_function.sql
 
 -- Rows of webhook_deliveries this transaction has read so far, by any
 -- scan.
