@@ -131,14 +131,23 @@ Test(pods_move, a_club_moved_under_load_loses_and_doubles_nothing, .timeout = 24
   cr_assert_eq(consumer.ids.size(), 4u);
 
   // The load: every award retried until acknowledged, with its own key.
+  // The second half waits for the first move to have returned, so that
+  // writes certainly meet the moved club before the reload (left free,
+  // the writers could finish all 200 while a slow mrctl, a sanitized one,
+  // was starting: none refused, in one run of the sanitized pass).
   std::atomic<std::size_t> next{0};
   std::atomic<int> acked{0};
+  std::atomic<bool> moved{false}, retried_any{false};
   std::vector<std::thread> writers;
   for (int t = 0; t < 4; ++t) {
     writers.emplace_back([&] {
       mr::MrClient w(node.base_url(), club.key_id, club.secret);
       for (std::size_t i; (i = next++) < awards.size();) {
-        apply_with_retries(awards[i], [&](int) -> mr::MrClient& { return w; });
+        while (i >= awards.size() / 2 && !moved) std::this_thread::sleep_for(5ms);
+        apply_with_retries(awards[i], [&](int attempt) -> mr::MrClient& {
+          if (attempt > 0) retried_any = true;
+          return w;
+        });
         if (awards[i].acked) acked++;
       }
     });
@@ -188,8 +197,12 @@ Test(pods_move, a_club_moved_under_load_loses_and_doubles_nothing, .timeout = 24
   }();
   const int reads_before = reads_ok;
   const std::string out = mrctl(home.dsn(), "club move --ref move-club --to b");
+  moved = true;
   cr_expect(out.find("\"to\":\"b\"") != std::string::npos, "%s", out.c_str());
   cr_expect_eq(psql_value(home.dsn(), "SELECT pod FROM clubs WHERE club_id = " + id), std::string("b"));
+  // Until the reload the workers route the club to the pod it left, which
+  // refuses its writes: some award is answered 503 and tried again.
+  cr_expect(eventually([&] { return retried_any.load(); }, 30s), "no write was refused while the club moved");
   reload();
   wait_acked(100);
   // The consumer goes on in pod b from its cursor of the home pod.
