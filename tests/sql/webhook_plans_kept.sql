@@ -53,6 +53,7 @@ DECLARE
   v_event bigint := current_setting('test.event')::bigint;
   v_ids bigint[];
   v_claimed bigint[];
+  v_next text[];
   v_before bigint;
   v_read bigint;
   v_schedule int[] := '{0, 5000, 300000}';
@@ -73,9 +74,9 @@ BEGIN
   -- (2xx and a failure), and 014's.
   SELECT array_agg(c.delivery_id) INTO v_claimed FROM mr_webhook_claim('sandbox', 4, 60000) c;
   ASSERT v_claimed <@ v_ids AND cardinality(v_claimed) = 4, format('claimed %s of %s', v_claimed, v_ids);
-  PERFORM * FROM mr_webhook_report_batch(pg_temp.reports(v_ids[1:2], 204), v_schedule);
-  PERFORM * FROM mr_webhook_report_batch(pg_temp.reports(v_ids[3:3], 500), v_schedule);
-  PERFORM * FROM pg_temp.old_report_batch(pg_temp.reports(v_ids[1:2], 204), v_schedule);
+  PERFORM * FROM mr_webhook_report_batch(pg_temp.reports(v_claimed[1:2], 204), v_schedule);
+  PERFORM * FROM mr_webhook_report_batch(pg_temp.reports(v_claimed[3:3], 500), v_schedule);
+  PERFORM * FROM pg_temp.old_report_batch(pg_temp.reports(v_claimed[1:2], 204), v_schedule);
 
   INSERT INTO webhook_deliveries (endpoint_id, club_id, event_no, state, attempts, next_at)
   SELECT 'we_plans_' || v_club, v_club, v_event, 'delivered', 1, NULL FROM generate_series(1, 50000);
@@ -86,23 +87,33 @@ BEGIN
   ASSERT v_claimed <@ v_ids AND cardinality(v_claimed) = 8, format('claimed %s of %s', v_claimed, v_ids);
   ASSERT v_read <= 100, format('the claim of 8 read %s deliveries', v_read);
 
+  -- Their outcomes as the contract has them: 2xx delivered, a 500 retried
+  -- after the schedule's next wait, each attempt on record.
   v_before := pg_temp.delivery_reads();
-  PERFORM * FROM mr_webhook_report_batch(pg_temp.reports(v_ids[5:12], 204), v_schedule);
+  SELECT array_agg(b.next) INTO v_next FROM mr_webhook_report_batch(pg_temp.reports(v_claimed[1:4], 204), v_schedule) b;
   v_read := pg_temp.delivery_reads() - v_before;
-  ASSERT v_read <= 100, format('a report batch of 8 read %s deliveries', v_read);
-  ASSERT (SELECT count(*) FROM webhook_deliveries WHERE delivery_id = ANY (v_ids[5:12]) AND state = 'delivered') = 8,
-    'the batch delivered its eight';
+  ASSERT v_read <= 100, format('a report batch of 4 read %s deliveries', v_read);
+  ASSERT v_next = '{delivered,delivered,delivered,delivered}', format('2xx reports came to %s', v_next);
+  ASSERT (SELECT count(*) FROM webhook_deliveries WHERE delivery_id = ANY (v_claimed[1:4]) AND state = 'delivered') = 4,
+    'the batch delivered its four';
 
   v_before := pg_temp.delivery_reads();
-  PERFORM * FROM mr_webhook_report_batch(pg_temp.reports(v_ids[13:16], 500), v_schedule);
+  SELECT array_agg(b.next) INTO v_next FROM mr_webhook_report_batch(pg_temp.reports(v_claimed[5:8], 500), v_schedule) b;
   v_read := pg_temp.delivery_reads() - v_before;
   ASSERT v_read <= 100, format('a failed report batch of 4 read %s deliveries', v_read);
+  ASSERT v_next = '{retry,retry,retry,retry}', format('500 reports came to %s', v_next);
+  ASSERT (SELECT count(*) FROM webhook_deliveries WHERE delivery_id = ANY (v_claimed[5:8]) AND state = 'pending'
+            AND next_at > clock_timestamp() + interval '4 s' AND next_at <= clock_timestamp() + interval '5 s') = 4,
+    'the failed four wait the schedule''s 5 s';
+  -- Five: these four and the one made with the plans.
+  ASSERT (SELECT count(*) FROM webhook_attempts WHERE endpoint_id = 'we_plans_' || v_club AND status = 500) = 5,
+    'the failed attempts are on record';
 
   -- The contrast: 014's body, its plan made the same way.
   v_before := pg_temp.delivery_reads();
-  PERFORM * FROM pg_temp.old_report_batch(pg_temp.reports(v_ids[5:12], 204), v_schedule);
+  PERFORM * FROM pg_temp.old_report_batch(pg_temp.reports(v_claimed[1:4], 204), v_schedule);
   v_read := pg_temp.delivery_reads() - v_before;
-  ASSERT v_read >= 50000, format('014''s report batch of 8 read only %s deliveries', v_read);
+  ASSERT v_read >= 50000, format('014''s report batch of 4 read only %s deliveries', v_read);
 END $$;
 
 ROLLBACK;
