@@ -659,39 +659,36 @@ CONF
   # Settles without an endpoint and with one, taking turns.
   rounds=$([ $smoke = 1 ] && echo 1 || echo "${MR_BENCH_ROUNDS:-3}")
   ev_secs=$(awk -v s="$secs" -v r="$rounds" 'BEGIN { print s / r }')
-  # ev_cpu KEY NGINX0 PG0: nginx and PostgreSQL CPU per settle since those
-  # readings, tallied (the endpoint's turn is read after its deliveries
-  # drained: what a settle costs with its delivery, whenever that ran).
-  declare -A ev_ngx ev_pg
+  # ev_cpu KEY NGINX0 PG0 MACHINE0: nginx, PostgreSQL and the whole
+  # machine's CPU per settle since those readings, tallied (the endpoint's
+  # turn is read after its deliveries drained: what a settle costs with its
+  # delivery, whenever that ran; the machine's, without an endpoint, is c
+  # of the ceiling below).
+  declare -A ev_ngx ev_pg ev_machine
   ev_cpu() {
     local n
     n=$(awk -v r="$rate" -v s="$ev_secs" 'BEGIN { print r * s }')
     ev_ngx[$1]=$(awk -v a="${ev_ngx[$1]:-0}" -v b="$(worker_cpu_ns)" -v c="$2" -v n="$n" -v k="$rounds" 'BEGIN { print a + (n > 0 ? (b - c) / 1000 / n : 0) / k }')
     ev_pg[$1]=$(awk -v a="${ev_pg[$1]:-0}" -v b="$(pg_cpu_ns)" -v c="$3" -v n="$n" -v k="$rounds" 'BEGIN { print a + (n > 0 ? (b - c) / 1000 / n : 0) / k }')
+    ev_machine[$1]=$(awk -v a="${ev_machine[$1]:-0}" -v b="$(machine_cpu_ns)" -v c="$4" -v n="$n" -v k="$rounds" 'BEGIN { print a + (n > 0 ? (b - c) / 1000 / n : 0) / k }')
   }
-  # The whole machine's CPU over the turns without an endpoint, and their
-  # settles: what one settle costs everything that runs for it (the load
-  # generator, nginx, Redis, PostgreSQL), for the ceiling below.
-  plain_machine_ns=0 plain_n=0
   plain_turn() {
     "$MR_MRCTL" webhook disable --endpoint-id "$endpoint" >/dev/null
     c0=$(worker_cpu_ns) g0=$(pg_cpu_ns) m0=$(machine_cpu_ns)
     run_secs=$ev_secs http "settled POST, no endpoint, round $round" \
       --url "$api" --conns 32 --key "$kid" --secret "$secret" --settle bench --member-prefix pgb-
-    plain_machine_ns=$((plain_machine_ns + $(machine_cpu_ns) - m0))
-    plain_n=$(awk -v a="$plain_n" -v r="$rate" -v s="$ev_secs" 'BEGIN { print a + r * s }')
     tally plain "$rounds"
-    ev_cpu plain "$c0" "$g0"
+    ev_cpu plain "$c0" "$g0" "$m0"
   }
   hooked_turn() {
     "$MR_MRCTL" webhook enable --endpoint-id "$endpoint" >/dev/null
     drain
-    since=$(now_ms) r0=$(recv_cpu_ns) n0=$(attempts) c0=$(worker_cpu_ns) g0=$(pg_cpu_ns)
+    since=$(now_ms) r0=$(recv_cpu_ns) n0=$(attempts) c0=$(worker_cpu_ns) g0=$(pg_cpu_ns) m0=$(machine_cpu_ns)
     run_secs=$ev_secs http "settled POST, one endpoint, round $round" \
       --url "$api" --conns 32 --key "$kid" --secret "$secret" --settle bench --member-prefix pgb-
     tally hooked "$rounds"
     drain
-    ev_cpu hooked "$c0" "$g0"
+    ev_cpu hooked "$c0" "$g0" "$m0"
     recv_ns=$((recv_ns + $(recv_cpu_ns) - r0)) recv_n=$((recv_n + $(attempts) - n0))
     read -r loaded_p50 loaded_p99 loaded_n <<<"$(first_attempts "$since")"
   }
@@ -805,7 +802,7 @@ CONF
   row "delivery floor, the database: pgbench a claim of 16, then their report (delivered, attempt rows), 4 clients: PostgreSQL $db_us µs CPU each" \
       "$(awk -v r="$rate" 'BEGIN { printf "%.1f", r * 16 }')" "$p50 (avg, per 16)" - "$failed" - - -
   q -c "DROP TABLE bench_deliveries, bench_attempts" >/dev/null
-  settle_us=$(awk -v a="$plain_machine_ns" -v n="$plain_n" 'BEGIN { printf "%.1f", (n > 0 ? a / 1000 / n : 0) }')
+  settle_us=$(printf '%.1f' "${ev_machine[plain]}")
   floor_us=$(awk -v a="$send_us" -v b="$wire_recv_us" -v c="$db_us" 'BEGIN { printf "%.1f", a + b + c }')
   ceiling=$(awk -v c="$settle_us" -v d="$floor_us" 'BEGIN { printf "%.3f", (c > 0 ? c / (c + d) : 0) }')
   row "settles with an endpoint at most, on this machine: a settle's $settle_us µs of machine CPU against it plus the delivery floor's $floor_us" \
