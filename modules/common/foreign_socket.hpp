@@ -5,6 +5,8 @@
 #include "lua-free-config/guarded.hpp"
 #include "lua-free-config/nginx.hpp"
 
+#include <poll.h>
+
 namespace mr::ngx {
 
 // An nginx connection watching `fd`, with both events sent to `handler`
@@ -41,6 +43,16 @@ inline void unwatch_socket(ngx_connection_t*& c, bool library_closed_it = false)
   c->fd = -1;
   ngx_free_connection(c);
   c = nullptr;
+}
+
+// Whether `fd` has what a step waits for (or an error) right now. A
+// deadline that passes with the socket ready is either a race with an
+// event nginx will hand over later in this very pass, or a socket nginx
+// does not watch; epoll is level-triggered here, so one more pass tells
+// the two apart.
+inline bool socket_ready(int fd, bool for_write) {
+  pollfd p{fd, static_cast<short>(for_write ? POLLOUT : POLLIN), 0};
+  return ::poll(&p, 1, 0) == 1;
 }
 
 }  // namespace mr::ngx

@@ -110,6 +110,7 @@ class Connection {
     }
     state_ = State::connecting;
     wants_write_ = true;
+    deadline_passed_ = false;
     update_interest();
     ngx_add_timer(&connect_timer_, s.connect_timeout);
   }
@@ -233,10 +234,32 @@ class Connection {
 
   static void on_connect_timeout(ngx_event_t* ev) noexcept {
     auto* self = static_cast<Connection*>(ev->data);
-    ngx_log_error(NGX_LOG_ERR, self->pool_.log(), 0, "mr_ledger: connecting to PostgreSQL timed out");
+    self->guarded([self] { self->connect_timed_out(); });
+  }
+
+  // A slow or frozen server is the operator's to see (an error naming the
+  // host); a socket that was ready all along is the pool's defect (an
+  // alert): it is not watching what libpq connects on.
+  void connect_timed_out() {
+    const bool watched = socket_still_open();
+    const bool ready = watched && mr::ngx::socket_ready(c_->fd, wants_write_);
+    if (ready && !deadline_passed_) {
+      deadline_passed_ = true;  // its event may still come in this pass
+      ngx_add_timer(&connect_timer_, 1);
+      return;
+    }
+    if (!watched || ready) {
+      ngx_log_error(NGX_LOG_ALERT, pool_.log(), 0,
+                    "mr_ledger: a connect's socket was %s but nginx did not watch it",
+                    watched ? "ready" : "replaced");
+    } else {
+      ngx_log_error(NGX_LOG_ERR, pool_.log(), 0,
+                    "mr_ledger: connecting to PostgreSQL timed out: %s:%s did not answer within %M ms",
+                    PQhost(pg_), PQport(pg_), pool_.settings().connect_timeout);
+    }
     // libpq would start at the host that hung again: start one further on.
-    self->first_host_ = (self->first_host_ + 1) % self->hosts_;
-    self->guarded([self] { self->connect_failed(); });
+    first_host_ = (first_host_ + 1) % hosts_;
+    connect_failed();
   }
 
   // libpq closes its socket by itself: when it moves on while connecting
@@ -560,6 +583,7 @@ class Connection {
   int hosts_ = 1;
   State state_ = State::down;
   bool wants_write_ = false;
+  bool deadline_passed_ = false;  // the connect's time is up; one more pass
   bool ever_connected_ = false;  // the next connect is a reconnect
   std::string application_name_;  // the traceparent last sent for the session; empty: the DSN's
   ngx_msec_t retry_at_ = 0;

@@ -72,10 +72,9 @@ Test(failover, promoted_standby_keeps_every_acknowledged_award, .timeout = 300) 
   }
 
   cr_expect_eq(nginx_pids(dir), pids_before, "nginx was restarted or a worker died");
+  // Among the faults: a connect whose new socket (libpq moving from host to
+  // host) the pool did not watch, an alert when its time is up. A server
+  // slow to answer on a loaded machine is an error line, not a fault.
   const std::string faults = error_log_faults(dir, 0);  // a stack of its own
   cr_expect(faults.empty(), "nginx error log:\n%s", faults.c_str());
-  // Every host is on loopback and answers or refuses at once: a connect that
-  // timed out was one whose new socket the pool did not watch.
-  cr_expect_eq(sh("grep -q 'connecting to PostgreSQL timed out' '" + dir + "/nginx/logs/error.log'"), 256,
-               "a connect timed out");
 }

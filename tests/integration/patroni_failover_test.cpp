@@ -119,11 +119,9 @@ Test(patroni, lost_leader_keeps_every_acknowledged_award, .timeout = 240) {
   }
 
   cr_expect_eq(nginx_pids(dir), pids_before, "nginx was restarted or a worker died");
+  // A connect whose socket the pool did not watch would be an alert here.
   const std::string faults = error_log_faults(dir, 0);  // a stack of its own
   cr_expect(faults.empty(), "nginx error log:\n%s", faults.c_str());
-  // Both nodes are on loopback: the dead one refuses at once.
-  cr_expect_eq(sh("grep -q 'connecting to PostgreSQL timed out' '" + dir + "/nginx/logs/error.log'"), 256,
-               "a connect timed out");
   std::fprintf(stderr,
                "patroni: pg%d lost after %d acknowledged awards; pg%d promoted %.1f s later; load done %.1f s after "
                "the loss (%zu awards, %d retried); test %.1f s\n",
