@@ -45,11 +45,9 @@ inline void unwatch_socket(ngx_connection_t*& c, bool library_closed_it = false)
   c = nullptr;
 }
 
-// Whether `fd` has what a step waits for (or an error) right now. A
-// deadline that passes with the socket ready is either a race with an
-// event nginx will hand over later in this very pass, or a socket nginx
-// does not watch; epoll is level-triggered here, so one more pass tells
-// the two apart.
+// Whether `fd` has what a step waits for (or an error) right now, without
+// waiting: a deadline's check that nginx did not miss an event
+// (LibpqSocket::connect_timed_out).
 inline bool socket_ready(int fd, bool for_write) {
   pollfd p{fd, static_cast<short>(for_write ? POLLOUT : POLLIN), 0};
   return ::poll(&p, 1, 0) == 1;

@@ -2,15 +2,13 @@
 
 #include "ledger/statements.hpp"
 #include "ledger/write_batch.hpp"
-#include "modules/common/foreign_socket.hpp"
+#include "modules/common/libpq_socket.hpp"
 #include "lua-free-config/guarded.hpp"
 #include "modules/ledger/pg_hosts.hpp"
 
 #include <algorithm>
 #include <array>
 #include <span>
-
-#include <sys/stat.h>
 
 namespace mr::pg {
 namespace {
@@ -52,15 +50,13 @@ bool retryable(std::string_view sqlstate) { return sqlstate == "40001" || sqlsta
 
 }  // namespace
 
-// One libpq connection whose socket is an nginx connection. Read interest
-// stays registered (level-triggered, so one PQconsumeInput that does not
-// drain the socket is called again); write interest only while libpq has
-// unsent bytes or the connect handshake waits for writability.
+// One libpq connection whose socket is an nginx connection
+// (modules/common/libpq_socket.hpp: which events it waits for, and why).
 class Connection {
  public:
   enum class State { down, connecting, ready };
 
-  explicit Connection(Pool& pool) : pool_(pool) {
+  explicit Connection(Pool& pool) : pool_(pool), socket_(pool.log(), this, on_socket) {
     connect_timer_.handler = mr::ngx::c_entry(on_connect_timeout);
     connect_timer_.data = this;
     connect_timer_.log = pool.log();
@@ -104,14 +100,12 @@ class Connection {
     const auto keywords = params->keyword_ptrs(), values = params->value_ptrs();
     pg_ = PQconnectStartParams(keywords.data(), values.data(), 0);
     if (pg_ == nullptr || PQstatus(pg_) == CONNECTION_BAD || PQsetnonblocking(pg_, 1) != 0 ||
-        !wrap_socket()) {
+        !socket_.follow(pg_)) {
       connect_failed();
       return;
     }
     state_ = State::connecting;
-    wants_write_ = true;
-    deadline_passed_ = false;
-    update_interest();
+    socket_.want(true);
     ngx_add_timer(&connect_timer_, s.connect_timeout);
   }
 
@@ -177,7 +171,7 @@ class Connection {
 
   void close() {
     if (connect_timer_.timer_set) ngx_del_timer(&connect_timer_);
-    mr::ngx::unwatch_socket(c_, !socket_still_open());  // libpq owns and closes the socket
+    socket_.release(pg_);
     if (pg_ != nullptr) {
       PQfinish(pg_);
       pg_ = nullptr;
@@ -227,9 +221,9 @@ class Connection {
     });
   }
 
-  static void on_event(ngx_event_t* ev) noexcept {
-    auto* self = static_cast<Connection*>(static_cast<ngx_connection_t*>(ev->data)->data);
-    self->guarded([self, writable = ev->write != 0] { self->handle(writable); });
+  static void on_socket(void* owner, bool writable) noexcept {
+    auto* self = static_cast<Connection*>(owner);
+    self->guarded([self, writable] { self->handle(writable); });
   }
 
   static void on_connect_timeout(ngx_event_t* ev) noexcept {
@@ -237,62 +231,17 @@ class Connection {
     self->guarded([self] { self->connect_timed_out(); });
   }
 
-  // A slow or frozen server is the operator's to see (an error naming the
-  // host); a socket that was ready all along is the pool's defect (an
-  // alert): it is not watching what libpq connects on.
   void connect_timed_out() {
-    const bool watched = socket_still_open();
-    const bool ready = watched && mr::ngx::socket_ready(c_->fd, wants_write_);
-    if (ready && !deadline_passed_) {
-      deadline_passed_ = true;  // its event may still come in this pass
-      ngx_add_timer(&connect_timer_, 1);
-      return;
-    }
-    if (!watched || ready) {
-      ngx_log_error(NGX_LOG_ALERT, pool_.log(), 0,
-                    "mr_ledger: a connect's socket was %s but nginx did not watch it",
-                    watched ? "ready" : "replaced");
-    } else {
-      ngx_log_error(NGX_LOG_ERR, pool_.log(), 0,
-                    "mr_ledger: connecting to PostgreSQL timed out: %s:%s did not answer within %M ms",
-                    PQhost(pg_), PQport(pg_), pool_.settings().connect_timeout);
-    }
+    const auto& s = pool_.settings();
+    if (!socket_.connect_timed_out(pg_, &connect_timer_, "mr_ledger", s.connect_timeout)) return;
     // libpq would start at the host that hung again: start one further on.
     first_host_ = (first_host_ + 1) % hosts_;
     connect_failed();
   }
 
-  // libpq closes its socket by itself: when it moves on while connecting
-  // (the next host of a multi-host DSN, target_session_attrs refusing a
-  // standby, an SSL retry) and when the server goes away. A new socket often
-  // gets the old number back, so the number alone cannot tell: the inode can.
-  bool socket_still_open() const {
-    struct stat st {};
-    return c_ != nullptr && pg_ != nullptr && PQsocket(pg_) == c_->fd && fstat(c_->fd, &st) == 0 &&
-           st.st_ino == socket_ino_;
-  }
-
-  bool wrap_socket() {
-    if (socket_still_open()) return true;
-    // The old socket (if any) is closed and out of epoll already.
-    mr::ngx::unwatch_socket(c_, true);
-    const int fd = PQsocket(pg_);
-    struct stat st {};
-    if (fd < 0 || fstat(fd, &st) != 0) return false;
-    c_ = mr::ngx::watch_socket(fd, pool_.log(), this, on_event);
-    socket_ino_ = st.st_ino;
-    return c_ != nullptr;
-  }
-
-  void update_interest() {
-    if (!c_->read->active) ngx_add_event(c_->read, NGX_READ_EVENT, 0);
-    if (wants_write_ && !c_->write->active) ngx_add_event(c_->write, NGX_WRITE_EVENT, 0);
-    if (!wants_write_ && c_->write->active) ngx_del_event(c_->write, NGX_WRITE_EVENT, 0);
-  }
-
   void handle(bool writable) {
     if (state_ == State::connecting) {
-      if (writable == wants_write_) poll_connect();
+      if (writable == socket_.wants_write()) poll_connect();
       return;
     }
     if (writable) {
@@ -339,15 +288,14 @@ class Connection {
   }
 
   void poll_connect() {
-    switch (PQconnectPoll(pg_)) {
+    switch (const auto status = PQconnectPoll(pg_)) {
       case PGRES_POLLING_OK:
         ngx_del_timer(&connect_timer_);
-        if (!wrap_socket()) return connect_failed();
+        if (!socket_.follow(pg_)) return connect_failed();
         if (PQenterPipelineMode(pg_) == 0) return connect_failed();
         ever_connected_ = true;
         state_ = State::ready;
-        wants_write_ = false;
-        update_interest();
+        socket_.want(false);
         // Jobs may follow at once: the server runs the prepares first.
         for (std::size_t i = 0; i < kStatements && state_ == State::ready; ++i) {
           Sent s;
@@ -358,14 +306,9 @@ class Connection {
         if (state_ == State::ready) pool_.on_idle(*this);
         return;
       case PGRES_POLLING_READING:
-        if (!wrap_socket()) return connect_failed();
-        wants_write_ = false;
-        update_interest();
-        return;
       case PGRES_POLLING_WRITING:
-        if (!wrap_socket()) return connect_failed();
-        wants_write_ = true;
-        update_interest();
+        if (!socket_.follow(pg_)) return connect_failed();
+        socket_.want(status == PGRES_POLLING_WRITING);
         return;
       default:
         connect_failed();
@@ -483,8 +426,7 @@ class Connection {
       broken(PQerrorMessage(pg_));
       return;
     }
-    wants_write_ = rc == 1;
-    update_interest();
+    socket_.want(rc == 1);
   }
 
   // The front statement's sync arrived: its results are all in.
@@ -577,13 +519,10 @@ class Connection {
 
   Pool& pool_;
   PGconn* pg_ = nullptr;
-  ngx_connection_t* c_ = nullptr;
-  ino_t socket_ino_ = 0;  // which socket c_ watches (see wrap_socket)
+  mr::ngx::LibpqSocket socket_;
   int first_host_ = 0;    // of a multi-host DSN: where the next connect starts
   int hosts_ = 1;
   State state_ = State::down;
-  bool wants_write_ = false;
-  bool deadline_passed_ = false;  // the connect's time is up; one more pass
   bool ever_connected_ = false;  // the next connect is a reconnect
   std::string application_name_;  // the traceparent last sent for the session; empty: the DSN's
   ngx_msec_t retry_at_ = 0;

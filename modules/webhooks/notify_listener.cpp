@@ -3,10 +3,7 @@
 #include <algorithm>
 #include <string_view>
 
-#include <sys/stat.h>
-
 #include "lua-free-config/guarded.hpp"
-#include "modules/common/foreign_socket.hpp"
 #include "modules/ledger/pg_hosts.hpp"
 
 namespace mr::ngx::webhooks {
@@ -20,7 +17,11 @@ constexpr const char* kListen = "LISTEN mr_webhooks";
 
 NotifyListener::NotifyListener(std::string dsn, ngx_msec_t connect_timeout, ngx_log_t* log,
                                std::function<void()> wake)
-    : dsn_(std::move(dsn)), connect_timeout_(connect_timeout), log_(log), wake_(std::move(wake)) {
+    : dsn_(std::move(dsn)),
+      connect_timeout_(connect_timeout),
+      log_(log),
+      wake_(std::move(wake)),
+      socket_(log, this, on_socket) {
   // Both cancelable: a listen never keeps an exiting worker alive.
   for (ngx_event_t* ev : {&connect_timer_, &retry_timer_}) {
     ev->data = this;
@@ -49,25 +50,25 @@ void NotifyListener::connect() {
   hosts_ = params->hosts;
   const auto keywords = params->keyword_ptrs(), values = params->value_ptrs();
   pg_.reset(PQconnectStartParams(keywords.data(), values.data(), 0));
-  if (!pg_ || PQstatus(pg_.get()) == CONNECTION_BAD || PQsetnonblocking(pg_.get(), 1) != 0 || !wrap_socket()) {
+  if (!pg_ || PQstatus(pg_.get()) == CONNECTION_BAD || PQsetnonblocking(pg_.get(), 1) != 0 || !socket_.follow(pg_.get())) {
     lost(pg_ ? PQerrorMessage(pg_.get()) : "out of memory");
     return;
   }
   state_ = State::connecting;
-  wants_write_ = true;
-  update_interest();
+  socket_.want(true);
   ngx_add_timer(&connect_timer_, connect_timeout_);
 }
 
-void NotifyListener::on_event(ngx_event_t* ev) noexcept {
-  auto* self = static_cast<NotifyListener*>(static_cast<ngx_connection_t*>(ev->data)->data);
+void NotifyListener::on_socket(void* owner, bool writable) noexcept {
+  auto* self = static_cast<NotifyListener*>(owner);
   mr::ngx::guarded(
-      self->log_, [&] { self->handle(ev->write != 0); },
+      self->log_, [self, writable] { self->handle(writable); },
       [self]() noexcept { mr::ngx::guarded(self->log_, [self] { self->lost("out of memory"); }); });
 }
 
 void NotifyListener::on_connect_timeout(ngx_event_t* ev) noexcept {
   auto* self = static_cast<NotifyListener*>(ev->data);
+  if (!self->socket_.connect_timed_out(self->pg_.get(), ev, "mr_webhook", self->connect_timeout_)) return;
   // libpq would start at the host that hung again: start one further on.
   self->first_host_ = (self->first_host_ + 1) % std::max(self->hosts_, 1);
   self->lost("connect timed out");
@@ -84,7 +85,7 @@ void NotifyListener::on_retry(ngx_event_t* ev) noexcept {
 void NotifyListener::handle(bool writable) {
   switch (state_) {
     case State::connecting:
-      if (writable == wants_write_) poll_connect();
+      if (writable == socket_.wants_write()) poll_connect();
       return;
     case State::subscribing:
     case State::listening:
@@ -100,23 +101,18 @@ void NotifyListener::handle(bool writable) {
 }
 
 void NotifyListener::poll_connect() {
-  switch (PQconnectPoll(pg_.get())) {
+  switch (const auto status = PQconnectPoll(pg_.get())) {
     case PGRES_POLLING_OK:
       if (connect_timer_.timer_set) ngx_del_timer(&connect_timer_);
-      if (!wrap_socket()) return lost("socket lost");
+      if (!socket_.follow(pg_.get())) return lost("socket lost");
       if (PQsendQuery(pg_.get(), kListen) == 0) return lost(PQerrorMessage(pg_.get()));
       state_ = State::subscribing;
       flush();
       return;
     case PGRES_POLLING_READING:
-      if (!wrap_socket()) return lost("socket lost");
-      wants_write_ = false;
-      update_interest();
-      return;
     case PGRES_POLLING_WRITING:
-      if (!wrap_socket()) return lost("socket lost");
-      wants_write_ = true;
-      update_interest();
+      if (!socket_.follow(pg_.get())) return lost("socket lost");
+      socket_.want(status == PGRES_POLLING_WRITING);
       return;
     default:
       lost(PQerrorMessage(pg_.get()));
@@ -127,8 +123,7 @@ void NotifyListener::poll_connect() {
 void NotifyListener::flush() {
   const int rc = PQflush(pg_.get());
   if (rc < 0) return lost(PQerrorMessage(pg_.get()));
-  wants_write_ = rc == 1;
-  update_interest();
+  socket_.want(rc == 1);
 }
 
 void NotifyListener::read_input() {
@@ -153,38 +148,11 @@ void NotifyListener::read_input() {
   if (wake && wake_) wake_();
 }
 
-// libpq may close its socket and open another while it connects (the next
-// host of a multi-host DSN, an SSL retry): the inode tells.
-bool NotifyListener::socket_still_open() const {
-  struct stat st {};
-  return c_ != nullptr && pg_ && PQsocket(pg_.get()) == c_->fd && fstat(c_->fd, &st) == 0 &&
-         static_cast<unsigned long>(st.st_ino) == socket_ino_;
-}
-
-bool NotifyListener::wrap_socket() {
-  if (socket_still_open()) return true;
-  mr::ngx::unwatch_socket(c_, true);  // the old socket is closed and out of epoll
-  const int fd = PQsocket(pg_.get());
-  struct stat st {};
-  if (fd < 0 || fstat(fd, &st) != 0) return false;
-  c_ = mr::ngx::watch_socket(fd, log_, this, on_event);
-  socket_ino_ = static_cast<unsigned long>(st.st_ino);
-  return c_ != nullptr;
-}
-
-void NotifyListener::update_interest() {
-  if (c_ == nullptr) return;
-  if (!c_->read->active) ngx_add_event(c_->read, NGX_READ_EVENT, 0);
-  if (wants_write_ && !c_->write->active) ngx_add_event(c_->write, NGX_WRITE_EVENT, 0);
-  if (!wants_write_ && c_->write->active) ngx_del_event(c_->write, NGX_WRITE_EVENT, 0);
-}
-
 void NotifyListener::close() {
   if (connect_timer_.timer_set) ngx_del_timer(&connect_timer_);
-  mr::ngx::unwatch_socket(c_, !socket_still_open());  // libpq owns and closes the socket
+  socket_.release(pg_.get());
   pg_.reset();
   state_ = State::down;
-  wants_write_ = false;
 }
 
 void NotifyListener::lost(const char* why) {

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "ledger/sql/pg_handles.hpp"
+#include "modules/common/libpq_socket.hpp"
 #include "lua-free-config/nginx.hpp"
 
 namespace mr::ngx::webhooks {
@@ -29,7 +30,7 @@ class NotifyListener {
  private:
   enum class State { down, connecting, subscribing, listening };
 
-  static void on_event(ngx_event_t* ev) noexcept;
+  static void on_socket(void* owner, bool writable) noexcept;
   static void on_connect_timeout(ngx_event_t* ev) noexcept;
   static void on_retry(ngx_event_t* ev) noexcept;
 
@@ -38,9 +39,6 @@ class NotifyListener {
   void poll_connect();
   void read_input();
   void flush();
-  bool wrap_socket();
-  bool socket_still_open() const;
-  void update_interest();
   void close();
   void lost(const char* why);
 
@@ -49,10 +47,8 @@ class NotifyListener {
   ngx_log_t* log_;
   std::function<void()> wake_;
   mr::pg::Conn pg_;  // PQfinish when it goes
-  ngx_connection_t* c_ = nullptr;
-  unsigned long socket_ino_ = 0;
+  mr::ngx::LibpqSocket socket_;
   State state_ = State::down;
-  bool wants_write_ = false;
   int first_host_ = 0;  // of a multi-host DSN: where the next connect starts
   int hosts_ = 1;
   ngx_msec_t pause_ = 0;  // before the next connect; doubles while it fails
