@@ -62,7 +62,7 @@ ErrorCode code_for_status(int status);
 
 // The error a statement's SQLSTATE stands for when its route has no answer
 // of its own to it (ledger::Pending::on_sql_error): a moving club's write
-// (kClubMovingSqlstate in ledger/pods.hpp, 020_club_move.sql) is
+// (kClubMovingSqlstate in ledger/pods.hpp, mr_refuse_moving) is
 // service_unavailable, which clients retry (503 with Retry-After); any
 // other failed statement is internal_error.
 ErrorCode code_for_sqlstate(std::string_view sqlstate);

@@ -1,6 +1,6 @@
 // GET /api/v1/members/{id}/points and .../transactions from the plain
 // columns of the history statements (ledger/statements.hpp; the reads are
-// 016_history_rows.sql's). The rows say:
+// mr_points_rows'). The rows say:
 //   none                          the member does not exist: cardholder_not_found
 //   one, every column NULL        the member exists, the page is empty
 //   up to limit + 1               the page, newest first; an extra row only

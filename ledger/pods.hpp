@@ -10,7 +10,7 @@ namespace mr {
 inline constexpr std::string_view kHomePod = "home";
 
 // The SQLSTATE a writer raises while its club is moving to another pod
-// (020_club_move.sql): answered 503 service_unavailable with Retry-After.
+// (mr_refuse_moving): answered 503 service_unavailable with Retry-After.
 inline constexpr std::string_view kClubMovingSqlstate = "MR503";
 
 }  // namespace mr

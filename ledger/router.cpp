@@ -44,7 +44,7 @@ class BalancePending final : public Pending {
   Query query_;
 };
 
-// A history page comes as plain rows (016_history_rows.sql), rendered here
+// A history page comes as plain rows (mr_points_rows, mr_transactions_rows), rendered here
 // with the page's limit.
 class HistoryPending final : public Pending {
  public:

@@ -50,11 +50,11 @@ inline constexpr std::string_view write =
 inline constexpr std::string_view write_batch =
     text<"SELECT mr_write_batch(CASE WHEN ", by_index, " IS NOT NULL THEN $1::jsonb END)">;
 // Reversals only or redemptions only that queued together, each through
-// mr_write in one transaction (023_write_batch_each.sql); one row each.
+// mr_write in one transaction (mr_write_batch_each); one row each.
 inline constexpr std::string_view write_batch_each =
     text<"SELECT mr_write_batch_each(CASE WHEN ", by_index, " IS NOT NULL THEN $1::jsonb END)">;
 inline constexpr std::string_view balance = "SELECT * FROM mr_balance_row($1::bigint, $2)";
-// History pages as plain rows (016_history_rows.sql), rendered by
+// History pages as plain rows (mr_points_rows, mr_transactions_rows), rendered by
 // ledger/history_render.cpp: club, member, [filter,] limit, before (NULL:
 // from the newest). Times as extract(epoch ...): the same text whatever
 // the session's DateStyle and TimeZone.
@@ -66,17 +66,17 @@ inline constexpr std::string_view transactions =
     "points_delta, extract(epoch FROM occurred_at), extract(epoch FROM settled_at) "
     "FROM mr_transactions_rows($1::bigint, $2, $3::int, $4::bigint)";
 inline constexpr std::string_view redemption = "SELECT mr_redemption($1::bigint, $2, $3)";
-// GET /api/v1/club: club, environment, request id (015_partner_conveniences.sql).
+// GET /api/v1/club: club, environment, request id (mr_club).
 inline constexpr std::string_view club = "SELECT mr_club($1::bigint, $2, $3)";
 // GET /api/v1/redemptions: club, filters requestId, externalMemberId and
 // status (NULL: none), limit, before, request id.
 inline constexpr std::string_view redemptions =
     "SELECT mr_redemptions($1::bigint, $2, $3, $4, $5::int, $6::bigint, $7)";
 // GET /api/v1/events: club, environment, after (NULL: from the oldest),
-// limit, types joined by ',' (NULL: every type), request id (014_events.sql).
+// limit, types joined by ',' (NULL: every type), request id (mr_events).
 inline constexpr std::string_view events =
     "SELECT mr_events($1::bigint, $2, $3, $4::int, string_to_array($5, ','), $6)";
-// GET /api/v1/webhook-endpoints[/{id}[/deliveries]] (014_events.sql).
+// GET /api/v1/webhook-endpoints[/{id}[/deliveries]] (mr_events).
 inline constexpr std::string_view webhook_endpoints = "SELECT mr_webhook_endpoints($1::bigint, $2)";
 inline constexpr std::string_view webhook_endpoint = "SELECT mr_webhook_endpoint($1::bigint, $2, $3)";
 inline constexpr std::string_view webhook_deliveries =
@@ -90,7 +90,7 @@ inline constexpr std::string_view metrics = "SELECT family, labels, value FROM m
 inline constexpr std::string_view payouts = "SELECT mr_payouts($1, $2::int)";
 inline constexpr std::string_view payout_move = "SELECT mr_payout_move($1, $2, $3)";
 inline constexpr std::string_view payout_simulate = "SELECT mr_payout_simulate($1::bigint)";
-// Webhook delivery (modules/webhooks/delivery_engine.cpp, 014_events.sql;
+// Webhook delivery (modules/webhooks/delivery_engine.cpp;
 // the claim through 021's mr_webhook_claim_awake, which records the
 // worker's promise to claim again soon).
 // Claim: environment, limit, lease ms; the sealed secrets as two columns

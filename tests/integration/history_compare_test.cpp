@@ -1,4 +1,4 @@
-// The history pages from plain rows (016_history_rows.sql, rendered by
+// The history pages from plain rows (mr_points_rows, mr_transactions_rows, rendered by
 // ledger/history_render.cpp) against the answers of 005's mr_points and
 // mr_transactions, taken from the migration's own text as pg_temp
 // functions: every page of whole walks over varied histories (every entry
@@ -14,7 +14,9 @@
 
 #include <climits>
 #include <cstdint>
+#include <fstream>
 #include <functional>
+#include <iterator>
 #include <memory>
 #include <optional>
 #include <set>
@@ -27,7 +29,6 @@
 
 #include "ledger/history_render.hpp"
 #include "ledger/result_render.hpp"
-#include "ledger/sql/migrations.hpp"
 #include "ledger/statements.hpp"
 #include "tests/integration/scratch_db.hpp"
 #include "tests/integration/shell_run.hpp"
@@ -106,21 +107,12 @@ class Session {
   std::set<std::string> prepared_;
 };
 
-// 005's text of a function, renamed into pg_temp.
-std::string old_definition(std::string_view function, std::string_view temp_name) {
-  for (const auto& m : mr::migrations()) {
-    if (m.name != "005_bounded_reads") continue;
-    const std::string head = "CREATE OR REPLACE FUNCTION " + std::string(function) + "(";
-    const auto start = m.sql.find(head);
-    cr_assert_neq(start, std::string_view::npos, "%s in 005", head.c_str());
-    const auto end = m.sql.find("END $$;", start);
-    cr_assert_neq(end, std::string_view::npos);
-    std::string text(m.sql.substr(start, end + 7 - start));
-    text.replace(0, head.size(), "CREATE FUNCTION pg_temp." + std::string(temp_name) + "(");
-    return text;
-  }
-  cr_assert_fail("no migration 005_bounded_reads");
-  return {};
+// The reads as 005 defined them, as pg_temp.old_points and
+// pg_temp.old_transactions (tests/integration/fixtures/history_005.sql).
+std::string reference_reads() {
+  std::ifstream in(MR_FIXTURES_DIR "/history_005.sql");
+  cr_assert(in.good(), "no %s", MR_FIXTURES_DIR "/history_005.sql");
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
 rapidjson::Document parse(const std::string& body) {
@@ -322,8 +314,7 @@ struct Fixture {
   Compare c{s, ""};
   Fixture() {
     s.run("BEGIN");
-    s.run(old_definition("mr_points", "old_points"));
-    s.run(old_definition("mr_transactions", "old_transactions"));
+    s.script(reference_reads());
     s.script(kSeed);
     c.club = s.one("SELECT club FROM compare_club");
   }
@@ -403,7 +394,7 @@ Test(history_compare, cursors_and_unknown_members_equal_005) {
 // where one member holds nearly every entry (the statistics then believe
 // any member has them all), a LIMIT that is only a parameter made the
 // generic plan look far dearer and every execution was planned again
-// (016_history_rows.sql).
+// (mr_points_rows, mr_transactions_rows).
 // Such books, in a database of the test's own (the shared one's statistics
 // are whatever the other tests left): each history statement keeps its
 // generic plan, for a first page and an older one, limits 10 and 50.

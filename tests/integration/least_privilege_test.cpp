@@ -1,4 +1,4 @@
-// Least privilege (issue 30, item 5; migration 017_least_privilege.sql):
+// Least privilege (migration 017_least_privilege.sql, mr_apply_privileges):
 // nginx logging into PostgreSQL as the API role of `mrctl roles setup`
 // serves every endpoint of the partner API and of the ops listener, and
 // runs webhook delivery, the payout simulator and settle batches; as that

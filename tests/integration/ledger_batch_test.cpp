@@ -336,7 +336,7 @@ Test(batch, batches_never_overdraw_a_pool_and_refuse_exactly) {
   Pg pg = connect_db();
   cr_expect_eq(one(pg.get(), "SELECT mr_pool_total(club_id) FROM clubs WHERE partner_ref = 'club-i'"), "0");
   // The path under test: batches ran, and one whose stripe ran dry failed
-  // as a whole and went one by one (009_set_based_batch.sql).
+  // as a whole and went one by one (mr_write_batch_decide).
   // Each worker publishes its pool's counters every second.
   std::string after;
   const auto fallbacks = [](const std::string& text) { return metric(text, "mr_ledger_batch_fallbacks_total"); };

@@ -1,11 +1,12 @@
 // mrctl migrate against the integration fixture's PostgreSQL, each test in a
-// database of its own: upgrading a database with books in it from an older
-// migration set (the books balance after, the idempotency lock is the 64-bit
-// one), refusing a database whose recorded migrations differ from the
-// embedded ones (nothing applied), adopting rows recorded before checksums
-// only when their functions match, migrating twice changing nothing. Also
-// the embedded set itself: checksums are SHA-256 of the embedded text, and
-// every function comes after the functions it calls.
+// database of its own: a database with books as the schema was before every
+// function moved to ledger/sql/functions/ (tests/integration/fixtures),
+// upgraded: its books and answers unchanged, its functions those of a new
+// database and of the files; refusing a database whose recorded migrations
+// differ from the embedded ones (nothing applied); adopting rows recorded
+// before checksums; migrating twice changing nothing. Also the embedded set
+// itself: checksums are SHA-256 of the embedded text, and every function
+// comes after the functions it calls.
 #include <criterion/criterion.h>
 
 #include <openssl/sha.h>
@@ -14,10 +15,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
-#include <regex>
+#include <set>
 #include <string>
 #include <vector>
 
+#include "ledger/sql/functions.hpp"
 #include "ledger/sql/migrations.hpp"
 #include "tests/integration/scratch_db.hpp"
 
@@ -82,8 +84,6 @@ std::string schema_state(Db& db) {
       "   WHERE pronamespace = current_schema()::regnamespace) a");
 }
 
-std::string mr_write_source(Db& db) { return db.sql("SELECT prosrc FROM pg_proc WHERE proname = 'mr_write'"); }
-
 // One write through the ledger's own entry point.
 std::string write(Db& db, const std::string& op, const std::string& club_id, const std::string& ref,
                   const std::string& key, const std::string& cmd_json) {
@@ -98,54 +98,50 @@ std::string outcome(const std::string& result) {
   return d["outcome"].GetString();
 }
 
-std::string member_cmd(const std::string& ref, const std::string& member) {
-  return R"({"partnerRef":")" + ref + R"(","externalMemberId":")" + member +
-         R"(","firstName":"A","lastName":"B","email":"a@b.c","wallet":{"status":"active",)"
-         R"("bankAccount":{"accountNumber":"12345678","sortCode":"123456","name":"A B"}}})";
-}
 std::string settle_cmd(const std::string& ref, const std::string& member, const std::string& tx, int amount) {
   return R"({"partnerRef":")" + ref + R"(","eventId":"e-)" + tx +
          R"(","occurredAt":"2026-11-20T10:00:00Z","externalMemberId":")" + member +
          R"(","externalTransactionId":")" + tx + R"(","merchantId":"m","merchantName":"M","amountMinor":)" +
          std::to_string(amount) + R"(,"currency":"GBP","settledAt":"2026-11-20T10:00:00Z"})";
 }
-std::string reverse_cmd(const std::string& ref, const std::string& member, const std::string& tx, int amount) {
-  return R"({"partnerRef":")" + ref + R"(","eventId":"r-)" + tx +
-         R"(","occurredAt":"2026-11-21T10:00:00Z","externalMemberId":")" + member +
-         R"(","externalTransactionId":")" + tx + R"(","amountMinor":)" + std::to_string(amount) +
-         R"(,"currency":"GBP","reason":"refund"})";
-}
-std::string redeem_cmd(const std::string& ref, const std::string& member, const std::string& request, int points) {
-  return R"({"partnerRef":")" + ref + R"(","externalMemberId":")" + member + R"(","requestId":")" + request +
-         R"(","points":)" + std::to_string(points) + R"(,"currency":"GBP"})";
+
+// A database as the fixture's file holds it: the schema of 025 as its
+// migrations' texts defined it, with books (make_books_025.sh).
+void restore_books_025(Db& db) {
+  const Run r = mr::test::run("zcat " + mr::test::shell_quote(MR_FIXTURES_DIR "/books_025.sql.gz") + " | psql -q -X " +
+                                  "-v ON_ERROR_STOP=1 " + mr::test::shell_quote(db.dsn()) + " >/dev/null",
+                              mr::test::Stderr::into_out);
+  cr_assert_eq(r.code, 0, "restore: %s", r.out.c_str());
 }
 
-std::string payout_of(const std::string& redeem_result) {
-  auto d = mr::parse_json(redeem_result);
-  cr_assert(d.IsObject() && d.HasMember("data"), "%s", redeem_result.c_str());
-  return d["data"]["payout"]["payoutId"].GetString();
+// Every function of the schema: name, definition and privileges.
+std::map<std::string, std::string> definitions(Db& db) {
+  std::map<std::string, std::string> out;
+  const std::string all = db.sql(
+      "SELECT string_agg(p.oid::regprocedure::text || E'\\x1f' || pg_get_functiondef(p.oid) || E'\\x1f' || "
+      "coalesce(p.proacl::text, '-'), E'\\x1e' ORDER BY p.oid::regprocedure::text) FROM pg_proc p "
+      "WHERE p.pronamespace = current_schema()::regnamespace");
+  std::size_t at = 0;
+  while (at < all.size()) {
+    std::size_t end = all.find('\x1e', at);
+    if (end == std::string::npos) end = all.size();
+    const std::string row = all.substr(at, end - at);
+    const auto cut = row.find('\x1f');
+    out[row.substr(0, cut)] = row.substr(cut + 1);
+    at = end + 1;
+  }
+  return out;
 }
 
-void create_club(Db& db, const std::string& ref) {
-  json_of(db.mrctl({"club", "create", "--ref", ref, "--name", "Club " + ref, "--earn-rate-bp", "10000",
-                    "--redemption-rate-minor", "2", "--payout-currency", "GBP", "--currencies", "GBP",
-                    "--min-redemption", "10"}));
-  json_of(db.mrctl({"pool", "topup", "--ref", ref, "--points", "100000"}));
-  json_of(db.mrctl({"capacity", "topup", "--ref", ref, "--minor", "100000"}));
-}
-
-// The advisory lock an mr_write of (club, key) holds until its transaction
-// ends, as pg_locks shows it: "objsubid classid objid".
-std::string lock_of(Db& db, const std::string& club_id, const std::string& ref, const std::string& key,
-                    const std::string& cmd) {
-  db.sql("BEGIN");
-  write(db, "member", club_id, ref, key, cmd);
-  const std::string pid = db.sql("SELECT pg_backend_pid()");
-  const std::string lock = db.sql_other(
-      "SELECT string_agg(format('%s %s %s', objsubid, classid, objid), ',') FROM pg_locks "
-      "WHERE locktype = 'advisory' AND pid = " + pid);
-  db.sql("ROLLBACK");
-  return lock;
+// The file's CREATE OR REPLACE FUNCTION statement as pg_get_functiondef
+// prints it (the schema left out): from its first word to the closing quote.
+std::string statement_in(const mr::SqlFunction& f) {
+  const std::string sql(f.sql);
+  const auto start = sql.find("CREATE OR REPLACE FUNCTION ");
+  const auto as = sql.find("\nAS $function$", start);
+  if (start == std::string::npos || as == std::string::npos) return "";
+  const auto close = sql.find("$function$", as + 14);
+  return close == std::string::npos ? "" : sql.substr(start, close + 10 - start);
 }
 
 }  // namespace
@@ -181,129 +177,141 @@ Test(embedding, the_scanner_finds_functions_and_their_bodies) {
   cr_expect_eq(f[1].body, "\nBEGIN PERFORM 'x$$y'; END ");
 }
 
-// What a function calls must already exist where it is (finally) defined:
-// a reader finds it above, and a LANGUAGE sql body needs it at CREATE. A
-// callee may be redefined later (011 made mr_balances PL/pgSQL under the
-// same signature); its first definition is what must come first.
-Test(embedding, every_function_comes_after_the_functions_it_calls) {
-  struct Final {
-    std::size_t position;
-    std::string body, where;
+Test(embedding, calls_are_names_called_outside_comments) {
+  const mr::SqlFunction fs[] = {
+      {"mr_a", "-- mr_b(1) in a comment\nCREATE OR REPLACE FUNCTION mr_a()\nAS $function$ SELECT mr_b (1), "
+               "x.mr_c(2), mr_cc(3), $mr_c$ /* mr_c(4) */ $function$;\n", ""},
+      {"mr_b", "CREATE OR REPLACE FUNCTION mr_b(int) AS $function$ SELECT mr_a() $function$;", ""},
+      {"mr_c", "CREATE OR REPLACE FUNCTION mr_c(int) AS $function$ SELECT 1 $function$;", ""},
   };
-  std::map<std::string, Final> last, first;
-  std::size_t position = 0;
-  for (const auto& m : mr::migrations()) {
-    for (const auto& f : mr::created_functions(m.sql)) {
-      last[f.name] = {position, std::string(f.body), std::string(m.name)};
-      first.try_emplace(f.name, last[f.name]);
-      position++;
-    }
-  }
-  cr_assert_gt(last.size(), 30u, "the scanner sees the migrations' functions");
-  cr_expect_eq(last.at("mr_write").where, "020_club_move");
-  const std::regex call("\\b(mr_[a-z0-9_]+)\\s*\\(");
-  int checked = 0;
-  for (const auto& [name, f] : last) {
-    for (std::sregex_iterator it(f.body.begin(), f.body.end(), call), end; it != end; ++it) {
-      const std::string callee = (*it)[1];
-      auto c = first.find(callee);
-      if (c == first.end() || callee == name) continue;
-      checked++;
-      cr_expect_lt(c->second.position, f.position, "%s (%s) calls %s, defined after it (%s)", name.c_str(),
-                   f.where.c_str(), callee.c_str(), c->second.where.c_str());
-    }
-  }
-  cr_expect_gt(checked, 50, "calls were found: %d", checked);
+  const auto calls = mr::calls_of(fs[0], fs);
+  cr_assert_eq(calls.size(), 1u);
+  cr_expect_eq(calls[0], "mr_b");
+  // A cycle (mr_a and mr_b call each other) is ordered by name; mr_c first.
+  const auto order = mr::in_dependency_order(fs);
+  cr_assert_eq(order.size(), 3u);
+  cr_expect_eq(order[0]->name, "mr_c");
+  cr_expect_eq(order[1]->name, "mr_a");
 }
 
-// The upgrade a deployed database takes: books written under 003 (club,
-// pool, members, awards, a reversal, an adjustment, redemptions paid, failed
-// and pending), then every later migration applied over them.
-Test(migrate, upgrading_a_database_with_books_keeps_them_and_takes_the_64_bit_lock) {
-  Db db;
-  Migrated m = migrate(db, {"--to", "3"});
-  cr_assert_eq(m.version, 3);
-  cr_assert_eq(m.applied, 3);
-  cr_expect_eq(db.sql("SELECT count(*) FROM schema_migrations WHERE checksum IS NOT NULL"), "3");
-
-  create_club(db, "club-a");
-  // A club id past 2^31 - 1: 003's mr_write cast it to int.
-  db.sql("SELECT setval('clubs_club_id_seq', 3000000000)");
-  create_club(db, "club-big");
-  const std::string a = db.sql("SELECT club_id FROM clubs WHERE partner_ref = 'club-a'");
-  const std::string big = db.sql("SELECT club_id FROM clubs WHERE partner_ref = 'club-big'");
-  cr_assert_eq(big, "3000000001");
-
-  for (const std::string member : {"ann", "bob"}) {
-    cr_assert_eq(outcome(write(db, "member", a, "club-a", "k-m-" + member, member_cmd("club-a", member))), "created");
+// Each file defines the function it is named after, in the form the server
+// prints it, and no numbered migration defines one. In the order migrate
+// applies them, a LANGUAGE sql function (PostgreSQL checks its body at
+// CREATE) comes after every function it calls.
+Test(embedding, every_function_file_defines_its_function_after_what_it_calls) {
+  const auto all = mr::sql_functions();
+  cr_assert_gt(all.size(), 100u);
+  for (const auto& f : all) {
+    const auto made = mr::created_functions(f.sql);
+    cr_expect_eq(made.size(), 1u, "%.*s defines %zu functions", static_cast<int>(f.name.size()), f.name.data(),
+                 made.size());
+    if (!made.empty()) cr_expect_eq(made[0].name, std::string(f.name));
+    cr_expect(!statement_in(f).empty(), "%.*s: no CREATE OR REPLACE FUNCTION ... AS $function$...$function$",
+              static_cast<int>(f.name.size()), f.name.data());
   }
-  cr_assert_eq(outcome(write(db, "settle", a, "club-a", "k-s1", settle_cmd("club-a", "ann", "tx-1", 500))), "ok");
-  cr_assert_eq(outcome(write(db, "settle", a, "club-a", "k-s2", settle_cmd("club-a", "ann", "tx-2", 300))), "ok");
-  cr_assert_eq(outcome(write(db, "settle", a, "club-a", "k-s3", settle_cmd("club-a", "bob", "tx-3", 200))), "ok");
-  cr_assert_eq(outcome(write(db, "reverse", a, "club-a", "k-r1", reverse_cmd("club-a", "ann", "tx-2", 120))), "ok");
-  json_of(db.mrctl({"member", "adjust", "--ref", "club-a", "--member", "bob", "--points", "7", "--reason", "goodwill"}));
-  const std::string paid = write(db, "redeem", a, "club-a", "k-d1", redeem_cmd("club-a", "ann", "rq-1", 100));
-  const std::string failed = write(db, "redeem", a, "club-a", "k-d2", redeem_cmd("club-a", "ann", "rq-2", 50));
-  cr_assert_eq(outcome(write(db, "redeem", a, "club-a", "k-d3", redeem_cmd("club-a", "bob", "rq-3", 20))), "accepted");
-  db.sql("SELECT mr_payout_move('" + payout_of(paid) + "', 'succeeded')");
-  db.sql("SELECT mr_payout_move('" + payout_of(failed) + "', 'failed', 'test')");
-  cr_assert_eq(json_of(db.mrctl({"audit"}))["ok"].GetBool(), true, "consistent before the upgrade");
+  for (const auto& m : mr::migrations()) {
+    cr_expect(mr::created_functions(m.sql).empty(), "migration %.*s defines a function: it belongs in "
+              "ledger/sql/functions/", static_cast<int>(m.name.size()), m.name.data());
+  }
+  std::map<std::string_view, std::size_t> position;
+  const auto order = mr::in_dependency_order(all);
+  for (std::size_t i = 0; i < order.size(); ++i) position[order[i]->name] = i;
+  int checked = 0;
+  for (const auto* f : order) {
+    if (std::string(f->sql).find("\n LANGUAGE sql\n") == std::string::npos) continue;
+    for (const auto callee : mr::calls_of(*f, all)) {
+      checked++;
+      cr_expect_lt(position[callee], position[f->name], "%.*s calls %.*s, created after it",
+                   static_cast<int>(f->name.size()), f->name.data(), static_cast<int>(callee.size()), callee.data());
+    }
+  }
+  cr_expect_gt(checked, 20, "calls were found: %d", checked);
+}
 
-  // 003's lock: two int4 keys, the club id cut to int, which fails past 2^31.
-  cr_expect_eq(lock_of(db, a, "club-a", "k-lock", member_cmd("club-a", "cid")),
-               "2 " + a + " " + db.sql("SELECT hashtext('k-lock')::oid"));
-  cr_expect_eq(db.sql_error("SELECT mr_write('member', " + big + ", 'club-big', 'k-big', 'f', 'q', '" +
-                            member_cmd("club-big", "ann") + "'::jsonb)"),
-               "integer out of range");
-
-  const std::string books = db.sql(
-      "SELECT string_agg(format('%s %s %s %s %s', external_id, available, reserved, lifetime_earned, "
-      "lifetime_redeemed), ',' ORDER BY external_id) FROM members");
-  const std::string club_books = db.sql(
-      "SELECT format('%s %s %s %s', funded_points, burned_points, cash_capacity_minor, mr_pool_total(club_id)) "
-      "FROM clubs WHERE club_id = " + a);
+// The upgrade a deployed database takes: books written by the schema as it
+// was before every function moved to its file (clubs, pool, members,
+// awards, reversals, adjustments, a debt, redemptions paid, failed and
+// pending, a closed member, events and deliveries), then this mrctl's
+// migrate. The books and every read's answer stay as they were, a replay
+// answers from the record written before, and the functions end exactly as
+// a new database's and as their files say.
+Test(migrate, todays_books_upgrade_to_the_functions_of_the_files) {
+  Db db;
+  restore_books_025(db);
+  cr_assert_eq(db.sql("SELECT max(version) FROM schema_migrations"), "25");
+  const std::string books_sql =
+      "SELECT string_agg(format('%s %s %s %s %s %s %s', club_id, external_id, available, reserved, lifetime_earned, "
+      "lifetime_redeemed, status), ',' ORDER BY club_id, external_id) FROM members";
+  const std::string clubs_sql =
+      "SELECT string_agg(format('%s %s %s %s', funded_points, burned_points, cash_capacity_minor, "
+      "mr_pool_total(club_id)), ',' ORDER BY club_id) FROM clubs";
+  // Every read the API makes of a member, as the module gets it.
+  const std::string reads_sql =
+      "SELECT string_agg(format('%s|%s|%s|%s', m.external_id, "
+      "(SELECT array_agg(b::text) FROM mr_balance_row(m.club_id, m.external_id) b), "
+      "(SELECT array_agg(p::text) FROM mr_points_rows(m.club_id, m.external_id, 50, NULL) p), "
+      "(SELECT array_agg(t::text) FROM mr_transactions_rows(m.club_id, m.external_id, 50, NULL) t)), "
+      "E'\\n' ORDER BY m.club_id, m.external_id) FROM members m";
+  const std::string books = db.sql(books_sql), clubs = db.sql(clubs_sql), reads = db.sql(reads_sql);
   const std::string entries = db.sql("SELECT count(*) FROM ledger_entries");
+  const std::string events = db.sql("SELECT count(*) FROM events");
+  const std::string a = db.sql("SELECT club_id FROM clubs WHERE partner_ref = 'club-a'");
+  const std::string first = db.sql("SELECT result FROM idempotency_records WHERE idem_key = 'k-s1' AND club_id = " + a);
 
-  m = migrate(db);
-  cr_expect_eq(m.applied, after(3));
+  Migrated m = migrate(db);
+  cr_expect_eq(m.applied, after(25));
   cr_expect_eq(m.adopted, 0);
   cr_expect_eq(m.version, newest());
 
   auto audit = json_of(db.mrctl({"audit"}));
   cr_expect(audit["ok"].GetBool());
   cr_expect_eq(audit["differences"].GetInt(), 0);
-  cr_expect_eq(db.sql("SELECT count(*) FROM mr_audit()"), "0");
-  cr_expect_eq(db.sql("SELECT string_agg(format('%s %s %s %s %s', external_id, available, reserved, "
-                      "lifetime_earned, lifetime_redeemed), ',' ORDER BY external_id) FROM members"),
-               books, "balances unchanged");
-  cr_expect_eq(books, std::string("ann 580 0 680 100,bob 187 20 200 0"));
-  cr_expect_eq(db.sql("SELECT format('%s %s %s %s', funded_points, burned_points, cash_capacity_minor, "
-                      "mr_pool_total(club_id)) FROM clubs WHERE club_id = " + a),
-               club_books);
+  cr_expect_eq(db.sql(books_sql), books, "balances unchanged");
+  cr_expect_eq(db.sql(clubs_sql), clubs, "pools and capacity unchanged");
+  cr_expect_eq(db.sql(reads_sql), reads, "every read answers as before");
   cr_expect_eq(db.sql("SELECT count(*) FROM ledger_entries"), entries, "no entry written by the migration");
+  cr_expect_eq(db.sql("SELECT count(*) FROM events"), events, "no event written by the migration");
 
-  // 004's lock: one bigint key, a 64-bit hash of club id and key.
-  const std::string key64 = db.sql("SELECT hashtextextended('" + a + ":k-lock', 0)");
-  cr_expect_eq(lock_of(db, a, "club-a", "k-lock", member_cmd("club-a", "cid")),
-               "1 " + db.sql("SELECT (" + key64 + " >> 32) & 4294967295") + " " +
-                   db.sql("SELECT " + key64 + " & 4294967295"));
-  cr_expect_eq(lock_of(db, big, "club-big", "k-lock", member_cmd("club-big", "ann")),
-               "1 " + db.sql("SELECT (hashtextextended('" + big + ":k-lock', 0) >> 32) & 4294967295") + " " +
-                   db.sql("SELECT hashtextextended('" + big + ":k-lock', 0) & 4294967295"));
-
-  // Writes go on as before: a replay answers from the record written under
-  // 003, a new award and the big club's first writes work.
-  const std::string replay = write(db, "settle", a, "club-a", "k-s1", settle_cmd("club-a", "ann", "tx-1", 500));
-  cr_expect(replay.find("\"replayed\": true") != std::string::npos, "%s", replay.c_str());
+  // Writes go on: a replay answers from the record written before, a new
+  // award and a close work, the books still audit.
+  // The same key and fingerprint (a retry): the record's answer.
+  const std::string replay = db.sql("SELECT mr_write('settle', club_id, 'club-a', idem_key, fingerprint, 'req-retry', "
+                                    "'{}'::jsonb)::text FROM idempotency_records WHERE idem_key = 'k-s1' AND club_id = " +
+                                    a);
+  cr_expect_eq(replay, db.sql("SELECT ('" + first + "'::jsonb || '{\"replayed\": true}')::text"));
   cr_expect_eq(outcome(write(db, "settle", a, "club-a", "k-s1", settle_cmd("club-a", "ann", "tx-9", 500))),
                "duplicate_idempotency_conflict");
-  cr_expect_eq(outcome(write(db, "settle", a, "club-a", "k-s4", settle_cmd("club-a", "bob", "tx-4", 100))), "ok");
-  cr_expect_eq(outcome(write(db, "member", big, "club-big", "k-big", member_cmd("club-big", "ann"))), "created");
-  cr_expect_eq(outcome(write(db, "settle", big, "club-big", "k-big-s", settle_cmd("club-big", "ann", "tx-1", 300))),
-               "ok");
-  cr_expect_eq(outcome(write(db, "close", a, "club-a", "k-c", R"({"partnerRef":"club-a","externalMemberId":"ann"})")),
+  cr_expect_eq(outcome(write(db, "settle", a, "club-a", "k-s9", settle_cmd("club-a", "bob", "tx-9", 100))), "ok");
+  cr_expect_eq(outcome(write(db, "close", a, "club-a", "k-c9", R"({"partnerRef":"club-a","externalMemberId":"cat"})")),
                "ok");
   cr_expect_eq(json_of(db.mrctl({"audit"}))["ok"].GetBool(), true, "consistent after new writes");
+
+  // The same functions as a new database's, privileges included, and as
+  // their files.
+  Db fresh;
+  migrate(fresh);
+  const auto upgraded = definitions(db), made = definitions(fresh);
+  cr_expect_eq(upgraded.size(), made.size(), "%zu functions upgraded, %zu in a new database", upgraded.size(),
+               made.size());
+  for (const auto& [sig, def] : made) {
+    auto u = upgraded.find(sig);
+    cr_expect(u != upgraded.end(), "%s is missing from the upgraded database", sig.c_str());
+    if (u != upgraded.end()) cr_expect_eq(u->second, def, "%s differs after the upgrade", sig.c_str());
+  }
+  std::set<std::string> names;
+  for (const auto& [sig, def] : made) names.insert(sig.substr(0, sig.find('(')));
+  cr_expect_eq(names.size(), mr::sql_functions().size(), "one function a file");
+  for (const auto& f : mr::sql_functions()) {
+    const std::string name(f.name);
+    cr_expect(names.contains(name), "%s's file made no function", name.c_str());
+    std::string def = fresh.sql("SELECT pg_get_functiondef(oid) FROM pg_proc WHERE proname = '" + name +
+                                "' AND pronamespace = current_schema()::regnamespace");
+    const std::string schema = "FUNCTION " + fresh.sql("SELECT current_schema()") + ".";
+    if (def.starts_with("CREATE OR REPLACE " + schema)) def.replace(18, schema.size(), "FUNCTION ");
+    while (!def.empty() && def.back() == '\n') def.pop_back();
+    cr_expect_eq(def, statement_in(f), "%s differs from its file; the server prints it as:\n%s", name.c_str(),
+                 def.c_str());
+  }
 }
 
 // docs/operator-guide.md, "Migration 005 on large books": the indexes built
@@ -335,7 +343,9 @@ Test(migrate, to_stops_at_a_version_and_never_goes_back) {
   Migrated m = migrate(db, {"--to", "2"});
   cr_expect_eq(m.applied, 2);
   cr_expect_eq(m.version, 2);
-  cr_expect_eq(db.sql("SELECT count(*) FROM pg_proc WHERE proname = 'mr_do_redeem'"), "0", "003 not applied");
+  cr_expect_eq(db.sql("SELECT to_regclass('redemptions') IS NULL"), "t", "003 not applied");
+  cr_expect_eq(db.sql("SELECT count(*) FROM pg_proc WHERE pronamespace = current_schema()::regnamespace"), "0",
+               "the functions are the newest schema's: none below it");
   m = migrate(db, {"--to", "3"});
   cr_expect_eq(m.applied, 1);
   cr_expect_eq(m.version, 3);
@@ -358,34 +368,31 @@ Test(migrate, a_changed_checksum_is_refused_and_nothing_is_applied) {
   expect_refused(r, "migration 002_ledger has changed since it was applied (recorded sha256 000000000000..., "
                     "this mrctl's " + std::string(migration(2).sha256.substr(0, 12)) + "...)");
   cr_expect_eq(schema_state(db), before, "nothing applied, nothing recorded");
-  cr_expect(mr_write_source(db).find("p_club_id::int") != std::string::npos, "004 was not applied");
+  cr_expect_eq(db.sql("SELECT count(*) FROM pg_proc WHERE proname = 'mr_write'"), "0", "no function was made");
   // Refused again, not adopted or repaired on a second try.
   expect_refused(db.mrctl({"migrate", "--to", "3"}), "002_ledger has changed");
 }
 
-// 012 landed with another text at dbf6656 (4d0853a and cbf9c20 had edited
-// it in place; migrations/SUPERSEDED): a database that recorded that text
-// migrates on, and 013 restates both differences. The same checksum
-// recorded for another migration, or any other text of 012, is still
-// refused.
-Test(migrate, an_earlier_text_a_later_migration_restates_is_accepted) {
-  std::string earlier;
+// A database may have recorded an earlier text of a migration
+// (migrations/SUPERSEDED): every text before the functions moved to their
+// files, and 012 as it landed at dbf6656. It migrates on as that
+// migration. The same checksum recorded for another migration, or any other
+// text, is still refused.
+Test(migrate, an_earlier_text_in_superseded_is_accepted) {
+  std::vector<std::string> earlier;
   for (const auto& e : mr::earlier_texts()) {
-    if (e.version == 12) earlier = std::string(e.sha256);
+    if (e.version == 12) earlier.emplace_back(e.sha256);
   }
-  cr_assert_eq(earlier.size(), 64u, "012's earlier text is not embedded");
-  cr_assert_neq(earlier, std::string(migration(12).sha256));
-  {
+  cr_assert_eq(earlier.size(), 2u, "012's two earlier texts are embedded");
+  for (const auto& text : earlier) {
+    cr_assert_neq(text, std::string(migration(12).sha256));
     Db db;
     migrate(db, {"--to", "12"});
-    // The file's 012 leaves mr_pool_stripe() PARALLEL SAFE; 013 corrects it.
-    cr_expect_eq(db.sql("SELECT proparallel FROM pg_proc WHERE proname = 'mr_pool_stripe'"), "s");
-    db.sql("UPDATE schema_migrations SET checksum = '" + earlier + "' WHERE version = 12");
+    db.sql("UPDATE schema_migrations SET checksum = '" + text + "' WHERE version = 12");
     const Migrated m = migrate(db);
     cr_expect_eq(m.version, newest());
     cr_expect_eq(m.applied, after(12));
-    cr_expect_eq(db.sql("SELECT checksum FROM schema_migrations WHERE version = 12"), earlier, "kept as applied");
-    // 013's corrections hold, whichever 012 ran.
+    cr_expect_eq(db.sql("SELECT checksum FROM schema_migrations WHERE version = 12"), text, "kept as applied");
     cr_expect_eq(db.sql("SELECT proparallel FROM pg_proc WHERE proname = 'mr_pool_stripe'"), "r");
     cr_expect_eq(migrate(db).applied, 0, "and again on the next run");
   }
@@ -395,7 +402,7 @@ Test(migrate, an_earlier_text_a_later_migration_restates_is_accepted) {
     db.sql("UPDATE schema_migrations SET checksum = repeat('1', 64) WHERE version = 12");
     expect_refused(db.mrctl({"migrate"}), "migration 012_connection_stripes has changed");
     db.sql("UPDATE schema_migrations SET checksum = '" + std::string(migration(12).sha256) + "' WHERE version = 12");
-    db.sql("UPDATE schema_migrations SET checksum = '" + earlier + "' WHERE version = 11");
+    db.sql("UPDATE schema_migrations SET checksum = '" + earlier[0] + "' WHERE version = 11");
     expect_refused(db.mrctl({"migrate"}), "migration 011_plan_cached_helpers has changed");
   }
 }
@@ -422,8 +429,9 @@ Test(migrate, a_database_from_another_build_is_refused) {
 }
 
 // A database migrated before checksums existed: schema_migrations without
-// the column, as the older mrctl made it.
-Test(migrate, rows_from_before_checksums_are_adopted_once_when_their_functions_match) {
+// the column, as the older mrctl made it. Its rows are adopted once; its
+// functions, whatever text made them, are replaced by their files.
+Test(migrate, rows_from_before_checksums_are_adopted_once) {
   Db db;
   migrate(db, {"--to", "3"});
   db.sql("ALTER TABLE schema_migrations DROP COLUMN checksum");
@@ -446,31 +454,45 @@ Test(migrate, rows_from_before_checksums_are_adopted_once_when_their_functions_m
   cr_expect_eq(json_of(again)["adopted"].GetInt(), 0);
 }
 
-// Before checksums, 002 and 003 were edited in place: a database migrated
-// from an earlier text keeps the earlier function bodies. Adoption compares
-// them and refuses instead of certifying them.
-Test(migrate, rows_from_before_checksums_are_refused_when_a_function_differs) {
-  {
-    Db db;
-    migrate(db, {"--to", "3"});
-    db.sql("ALTER TABLE schema_migrations DROP COLUMN checksum");
-    db.sql("CREATE OR REPLACE FUNCTION mr_award_points(p_amount bigint, p_rate_bp integer) RETURNS bigint "
-           "LANGUAGE sql IMMUTABLE STRICT AS $$ SELECT round(p_amount * p_rate_bp / 10000.0)::bigint $$");
-    const std::string before = schema_state(db);
-    expect_refused(db.mrctl({"migrate"}), "migration 002_ledger was applied before checksums were recorded and "
-                                          "function mr_award_points differs from its text");
-    cr_expect_eq(schema_state(db), before, "not adopted, nothing applied, no checksum column");
-  }
-  {
-    Db db;
-    migrate(db, {"--to", "3"});
-    db.sql("UPDATE schema_migrations SET checksum = NULL");  // a column added, never filled
-    db.sql("DROP FUNCTION mr_payouts(text, int)");
-    const std::string before = schema_state(db);
-    expect_refused(db.mrctl({"migrate"}), "migration 003_redemptions was applied before checksums were recorded "
-                                          "and function mr_payouts is missing");
-    cr_expect_eq(schema_state(db), before);
-  }
+// A function that differs from its file (changed by hand, or left by
+// another text) is replaced by the file's on the next migrate; one that no
+// file defines any more is dropped; one that is missing is made. Nothing
+// else is redefined.
+Test(migrate, functions_that_differ_from_their_files_are_replaced) {
+  Db db;
+  migrate(db);
+  db.sql("CREATE OR REPLACE FUNCTION mr_award_points(p_amount bigint, p_rate_bp integer) RETURNS bigint "
+         "LANGUAGE sql IMMUTABLE STRICT AS $$ SELECT round(p_amount * p_rate_bp / 10000.0)::bigint $$");
+  db.sql("DROP FUNCTION mr_payouts(text, int)");
+  db.sql("CREATE FUNCTION mr_gone(int) RETURNS int LANGUAGE sql AS $$ SELECT 1 $$");
+  db.sql("CREATE FUNCTION mr_fail(int) RETURNS int LANGUAGE sql AS $$ SELECT 1 $$");  // another signature
+  const std::string kept = db.sql("SELECT xmin FROM pg_proc WHERE proname = 'mr_write'");
+  const Run r = db.mrctl({"migrate"});
+  cr_assert_eq(r.code, 0, "%s", r.err.c_str());
+  cr_expect_eq(json_of(r)["functions"].GetInt(), 4, "%s", r.out.c_str());
+  cr_expect_eq(db.sql("SELECT mr_award_points(15, 5000)"), "7", "floor, as the file says, not round");
+  cr_expect_eq(db.sql("SELECT count(*) FROM pg_proc WHERE proname = 'mr_payouts'"), "1");
+  cr_expect_eq(db.sql("SELECT count(*) FROM pg_proc WHERE proname = 'mr_gone'"), "0");
+  cr_expect_eq(db.sql("SELECT string_agg(oid::regprocedure::text, ',') FROM pg_proc WHERE proname = 'mr_fail'"),
+               "mr_fail(text,text,text)");
+  cr_expect_eq(db.sql("SELECT xmin FROM pg_proc WHERE proname = 'mr_write'"), kept, "mr_write was not redefined");
+}
+
+// A function whose result type changed cannot be replaced in place: it is
+// dropped and made again, with its trigger, in the same transaction.
+Test(migrate, a_function_whose_result_changed_is_made_again_with_its_trigger) {
+  Db db;
+  migrate(db);
+  db.sql("DROP FUNCTION mr_award_points(bigint, integer)");
+  db.sql("CREATE FUNCTION mr_award_points(p_amount bigint, p_rate_bp integer) RETURNS numeric "
+         "LANGUAGE sql AS $$ SELECT 0::numeric $$");
+  db.sql("DROP FUNCTION mr_entries_append_only() CASCADE");
+  db.sql("CREATE FUNCTION mr_entries_append_only() RETURNS int LANGUAGE sql AS $$ SELECT 1 $$");
+  const Run r = db.mrctl({"migrate"});
+  cr_assert_eq(r.code, 0, "%s", r.err.c_str());
+  cr_expect_eq(db.sql("SELECT pg_get_function_result('mr_award_points'::regproc)"), "bigint");
+  cr_expect_eq(db.sql("SELECT count(*) FROM pg_trigger WHERE tgname = 'ledger_entries_append_only'"), "1",
+               "the trigger is back");
 }
 
 Test(migrate, twice_is_a_no_op) {
@@ -487,6 +509,7 @@ Test(migrate, twice_is_a_no_op) {
   cr_expect_eq(d["applied"].GetInt(), 0);
   cr_expect_eq(d["adopted"].GetInt(), 0);
   cr_expect_eq(d["version"].GetInt(), newest());
+  cr_expect_eq(d["functions"].GetInt(), 0);
   cr_expect_eq(schema_state(db), before);
   cr_expect_eq(db.sql("SELECT string_agg(proname || ' ' || xmin, ',' ORDER BY proname) FROM pg_proc "
                       "WHERE pronamespace = current_schema()::regnamespace"),
@@ -495,7 +518,7 @@ Test(migrate, twice_is_a_no_op) {
 
 // The helpers every answer goes through are inlined by the planner: a SQL
 // function that is not gets its body parsed and planned again at every
-// execution of the statement calling it (010_inline_helpers.sql). A label
+// execution of the statement calling it (they are STABLE). A label
 // stricter than the body (IMMUTABLE over to_char or jsonb_build_object,
 // which are STABLE) silently stops the inlining.
 Test(migrate, the_answer_helpers_are_inlined) {
@@ -524,7 +547,7 @@ Test(migrate, the_answer_helpers_are_inlined) {
 
 // The helpers a settle or a reversal calls that read or write a table
 // cannot be inlined; as LANGUAGE sql they were parsed and planned again in
-// every transaction (011_plan_cached_helpers.sql). PL/pgSQL keeps their
+// every transaction (so they are PL/pgSQL). PL/pgSQL keeps their
 // plans for the session. The same results are checked by the ledger's
 // tests; this holds the language.
 Test(migrate, the_table_reading_helpers_keep_their_plans) {

@@ -1,5 +1,5 @@
 // Moving a club between pods under load (issue 29, item 3; mrctl club move,
-// 020_club_move.sql). Settles retried with their idempotency keys, as a
+// mr_club_export, mr_club_import). Settles retried with their idempotency keys, as a
 // partner retries a 503, run on the club while it moves home -> b, nginx
 // reloads, b -> home, reload again; balance reads run all along; an events
 // consumer pages on from a cursor it got before the first move. Every
@@ -647,7 +647,7 @@ Test(pods_move, a_move_stopped_before_the_flip_resumes, .timeout = 120) {
   mrctl(home.dsn(), "audit");
 }
 
-// The contract's pause (020_club_move.sql): while its club is marked moving,
+// The contract's pause (mr_club_export, mr_club_import): while its club is marked moving,
 // every write of the club's books raises MR503 (mr_refuse_moving) and the
 // partner gets 503 service_unavailable with Retry-After, which clients
 // retry; its reads are answered as ever. Once the mark is lifted the same

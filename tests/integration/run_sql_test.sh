@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # run_sql_test.sh <test.env> <file.sql>: runs one SQL assertion script
 # against the fixture's migrated database; any error fails the test. The
-# script finds the migrations' text in the psql variable `migrations`.
+# script finds its includes beside it (\\ir).
 #
 # The scripts assert with PL/pgSQL's ASSERT, which does nothing while
 # plpgsql.check_asserts is off (postgresql.conf, ALTER DATABASE/ROLE SET or
@@ -10,7 +10,6 @@
 # again after the script (which could have SET it off).
 set -euo pipefail
 source "$1"
-migrations=$(cd "$(dirname "$0")/../../ledger/sql/migrations" && pwd)
 # A DO block loads PL/pgSQL, which defines the setting: SHOW knows it after.
 require_asserts=$(cat <<'SQL'
 DO $$ BEGIN
@@ -21,7 +20,7 @@ DO $$ BEGIN
 END $$
 SQL
 )
-psql "$MR_DSN" -X -q -v ON_ERROR_STOP=1 -v migrations="$migrations" \
+psql "$MR_DSN" -X -q -v ON_ERROR_STOP=1 \
   -c 'DO $$ BEGIN END $$' -c 'SHOW plpgsql.check_asserts' -c "$require_asserts" \
   -f "$2" \
   -c "$require_asserts"

@@ -1,6 +1,6 @@
 -- The club move's export and summary reach a club's ledger entries and
--- payouts through indexes (migration 022), not by a sequential scan of the
--- pod's every entry (020's, by club_id, shown here as the contrast). Each
+-- payouts through indexes, not by a sequential scan of the pod's every
+-- entry (the export's earlier text, by club_id, shown here as the contrast). Each
 -- function's query is explained as it runs: its text with the club's id,
 -- under the function's own settings. Rolled back at the end.
 BEGIN;
@@ -31,12 +31,12 @@ CREATE FUNCTION pg_temp.seq_scans(p_plan jsonb) RETURNS text[] LANGUAGE sql AS $
   FROM jsonb_path_query(p_plan, 'lax $.** ? (@."Node Type" == "Seq Scan")') n
 $$;
 
--- 020's export, from the migration's text, as pg_temp.old_export.
-\set landed_file 020_club_move.sql
-\set landed_fn mr_club_export
-\set landed_as old_export
-\set landed_marks 'FROM ledger_entries e WHERE club_id = p_club_id'
-\ir include/landed_function.sql
+-- The export as it first was, reading entries and payouts by club_id, as
+-- pg_temp.old_export.
+\set earlier_fn mr_club_export
+\set earlier_as old_export
+\set earlier_edits '{{"FROM members m JOIN ledger_entries e ON e.member_id = m.member_id WHERE m.club_id = p_club_id", "FROM ledger_entries e WHERE club_id = p_club_id"}, {"FROM redemptions r JOIN payouts p ON p.redemption_id = r.redemption_id WHERE r.club_id = p_club_id", "FROM payouts p WHERE club_id = p_club_id"}}'
+\ir include/earlier_function.sql
 
 DO $$
 DECLARE
@@ -46,13 +46,13 @@ DECLARE
   v_fn regprocedure;
   v_scans text[];
 BEGIN
-  -- The contrast: 020's text, even with sequential scans discouraged.
+  -- The contrast: the earlier text, even with sequential scans discouraged.
   PERFORM set_config('enable_seqscan', 'off', true);
   EXECUTE 'EXPLAIN (FORMAT JSON) ' || replace((SELECT prosrc FROM pg_proc WHERE oid = 'pg_temp.old_export(bigint)'::regprocedure),
                                               'p_club_id', v_club::text) INTO v_plan;
   PERFORM set_config('enable_seqscan', 'on', true);
   v_old := pg_temp.seq_scans(v_plan);
-  ASSERT 'ledger_entries' = ANY (v_old) AND 'payouts' = ANY (v_old), format('020''s export scans %s', v_old);
+  ASSERT 'ledger_entries' = ANY (v_old) AND 'payouts' = ANY (v_old), format('the earlier export scans %s', v_old);
 
   FOREACH v_fn IN ARRAY ARRAY['mr_club_export(bigint)'::regprocedure, 'mr_club_summary(bigint)'::regprocedure] LOOP
     v_scans := pg_temp.seq_scans(pg_temp.plan_of(v_fn, v_club));

@@ -1,32 +1,22 @@
--- History reads that do not grow with the history (migrations 005 and
--- 016). A member with 100,001 entries (80,000 awards, 20,000 full
+-- History reads that do not grow with the history (mr_points_rows,
+-- mr_points_rows_filtered, mr_transactions_rows). A member with 100,001 entries (80,000 awards, 20,000 full
 -- reversals, one adjustment, written straight into the tables, books
 -- consistent) and one with 11: the first and the oldest page of /points
 -- (unfiltered and filtered) and of /transactions, as the API reads them
 -- (016's row reads, prepared with parameters like the pool's statements,
 -- under the custom plans of the first executions and the generic plan
 -- kept after), read a bounded number of blocks, within 2x of the small
--- member's same page, with stale and with fresh statistics. 004's
+-- member's same page, with stale and with fresh statistics. The first
 -- definitions fail here (their /transactions first page turns every row
 -- of the history into jsonb). Every page of 016's mr_points /
 -- mr_transactions (kept for the previous release's modules, built on the
--- same reads) equals what 004's definitions return on the same data (byte
+-- same reads) equals what the first definitions return on the same data (byte
 -- for byte as text): first, oldest, and every page of a walk. (The
 -- module's rendering of the rows is compared with 005's answers by
 -- tests/integration/history_compare_test.cpp.) Rolled back at the end.
 
--- 004's definitions, taken from the migrations themselves, as pg_temp.old_*.
-\set old_points `sed -n '/^CREATE OR REPLACE FUNCTION mr_points(/,/^END \$\$;/p' :'migrations'/004_idempotency_lock_64bit.sql`
-\set old_transactions `sed -n '/^CREATE FUNCTION mr_transactions(/,/^END \$\$;/p' :'migrations'/002_ledger.sql`
-SELECT set_config('test.old_points', :'old_points', false) AS p,
-       set_config('test.old_transactions', :'old_transactions', false) AS t \gset
-DO $$
-BEGIN
-  ASSERT current_setting('test.old_points') LIKE '%ORDER BY created_ms DESC LIMIT p_limit + 1) page;%', 'old mr_points found';
-  ASSERT current_setting('test.old_transactions') LIKE '%UNION ALL%', 'old mr_transactions found';
-  EXECUTE replace(current_setting('test.old_points'), 'FUNCTION mr_points(', 'FUNCTION pg_temp.old_points(');
-  EXECUTE replace(current_setting('test.old_transactions'), 'FUNCTION mr_transactions(', 'FUNCTION pg_temp.old_transactions(');
-END $$;
+-- The unbounded first definitions, as pg_temp.old_*.
+\ir include/history_unbounded.sql
 
 -- A member with p_groups * 5 + 1 entries: an adjustment at p_base_ms, then
 -- per group four awards and a full reversal of the group's first award, at

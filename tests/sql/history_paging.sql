@@ -1,5 +1,5 @@
 -- The before/nextBefore cursor (contract section 6) on the history reads
--- the API sends (016_history_rows.sql): 250 entries written in one
+-- the API sends (mr_points_rows, mr_points_rows_filtered): 250 entries written in one
 -- transaction (so many share a wall-clock millisecond) page by 100 as
 -- 100 + 100 + 50, newest first, each exactly once. A read returns at most
 -- limit + 1 rows; the extra one only says that an older page exists, so

@@ -1,4 +1,4 @@
--- A connection draws from its own pool stripe (012_connection_stripes.sql):
+-- A connection draws from its own pool stripe (mr_pool_stripe, mr_pool_take):
 -- while one connection's award is uncommitted, another connection's award,
 -- and its batch, for members of the same club go through without waiting,
 -- though under 002's rule (stripe member_id % 16) the members chosen here

@@ -1,4 +1,4 @@
--- GET /api/v1/redemptions (contract section 9, 015_partner_conveniences.sql):
+-- GET /api/v1/redemptions (contract section 9, mr_redemptions):
 -- redemptions made in one transaction (so many share a wall-clock
 -- millisecond), and more after the club's counter was pushed ahead of the
 -- clock (so each of those takes the next millisecond, none its own), get

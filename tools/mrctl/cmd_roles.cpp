@@ -255,16 +255,13 @@ Register r1("roles setup", "[--owner-role ROLE] [--api-role ROLE] [--owner-dsn-f
 
 }  // namespace
 
-void apply_privileges(Context& ctx, PGconn* conn) {
+void keep_privileges(Context& ctx, PGconn* conn) {
   if (!yes(ctx.exec(conn, "SELECT to_regprocedure('mr_apply_privileges()') IS NOT NULL"))) return;
   try {
-    ctx.in_transaction(conn, [&] {
-      ctx.exec(conn, kLock);
-      ctx.exec(conn, "SELECT mr_apply_privileges()");
-    });
+    ctx.exec(conn, "SELECT mr_apply_privileges()");
   } catch (const Failure& f) {
-    throw Failure{"the migrations are applied but the privileges of the roles of `mrctl roles setup` are not: " +
-                  f.message + " (another role made it: run mrctl migrate once as a superuser)"};
+    throw Failure{"the privileges of the roles of `mrctl roles setup` cannot be kept: " + f.message +
+                  " (another role made it: run mrctl migrate once as a superuser); nothing applied"};
   }
 }
 

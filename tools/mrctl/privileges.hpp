@@ -9,10 +9,11 @@
 
 namespace mr::ctl {
 
-// Runs mr_apply_privileges() on `conn` under migrate's lock, once the
-// schema has it: what a migration made or replaced passes to the owner, the
-// writers stay definers and the API role keeps exactly its grants. Changes
-// nothing when nothing differs. Throws Failure saying how to run it.
-void apply_privileges(Context& ctx, PGconn* conn);
+// Runs mr_apply_privileges() on `conn` in the caller's transaction (migrate's,
+// under its lock), once the schema has it: what a migration made or
+// replaced passes to the owner, the writers stay definers and the API role
+// keeps exactly its grants. Changes nothing when nothing differs. Throws
+// Failure saying how to run it.
+void keep_privileges(Context& ctx, PGconn* conn);
 
 }  // namespace mr::ctl

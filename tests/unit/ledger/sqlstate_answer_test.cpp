@@ -11,7 +11,7 @@
 Test(sqlstate_answer, a_moving_clubs_write_is_service_unavailable) {
   cr_expect(mr::code_for_sqlstate(mr::kClubMovingSqlstate) == mr::ErrorCode::service_unavailable);
   cr_expect(mr::code_for_sqlstate("MR503") == mr::ErrorCode::service_unavailable,
-            "020_club_move.sql raises MR503");
+            "mr_refuse_moving raises MR503");
   // 503: the status answers.cpp sends with Retry-After, which clients retry.
   cr_expect_eq(mr::http_status(mr::code_for_sqlstate(mr::kClubMovingSqlstate)), 503);
 }
