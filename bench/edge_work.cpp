@@ -12,8 +12,10 @@
 #include <string_view>
 #include <vector>
 
-#include "keys/hmac_key.hpp"
 #include "modules/auth/auth_core.hpp"
+#include "signing/digest.hpp"
+#include "signing/hmac_key.hpp"
+#include "signing/signature.hpp"
 
 int main(int argc, char** argv) {
   long requests = 300000;
@@ -37,7 +39,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> bodies, signatures;
   const mr::HmacKey key("lE4BNLPUju9T2mJOAB0ts2rc2Tx_L323LeuxBX8A8DQ");
   const auto now = system_clock::now();
-  const std::string ts = mr::auth::format_timestamp(now);
+  const std::string ts = mr::signing::format_timestamp(now);
   const std::string path = "/api/v1/transactions/settled";
   for (std::size_t n = 0; n < kDistinct; ++n) {
     const std::string id = std::to_string(n);
@@ -47,7 +49,7 @@ int main(int argc, char** argv) {
                                             id +
                                             R"(","merchantId":"m1","merchantName":"Bench Shop","amountMinor":1000,"currency":"GBP",)"
                                             R"("settledAt":"2026-11-20T10:00:00Z"}})";
-    signatures.push_back(mr::auth::sign(key, mr::auth::canonical_string(ts, "POST", path, mr::sha256_hex(body))));
+    signatures.push_back(mr::signing::sign(key, mr::signing::canonical_string(ts, "POST", path, mr::sha256_hex(body))));
     bodies.push_back(std::move(body));
   }
   const mr::auth::KeyLookup lookup = [&](std::string_view) -> std::optional<mr::auth::KeyView> {

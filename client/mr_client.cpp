@@ -15,7 +15,8 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
-#include "modules/auth/auth_core.hpp"
+#include "signing/digest.hpp"
+#include "signing/signature.hpp"
 
 namespace mr {
 namespace {
@@ -168,8 +169,8 @@ MrClient::MrClient(MrClient&&) noexcept = default;
 HeaderList MrClient::signed_headers(std::string_view method, std::string_view path_no_query,
                                     std::string_view body, std::optional<std::string> timestamp) const {
   const std::string ts = timestamp ? *timestamp : now_rfc3339();
-  const std::string canonical = auth::canonical_string(ts, method, path_no_query, auth::sha256_hex(body));
-  return {{"X-MR-Key-Id", key_id_}, {"X-MR-Timestamp", ts}, {"X-MR-Signature", auth::sign(secret_, canonical)}};
+  const std::string canonical = signing::canonical_string(ts, method, path_no_query, sha256_hex(body));
+  return {{"X-MR-Key-Id", key_id_}, {"X-MR-Timestamp", ts}, {"X-MR-Signature", signing::sign(secret_, canonical)}};
 }
 
 HttpResponse MrClient::get(std::string_view path_and_query) {
@@ -249,7 +250,7 @@ HttpResponse MrClient::send(std::string_view method, std::string_view path_and_q
   return out;
 }
 
-std::string rfc3339(std::chrono::system_clock::time_point t) { return auth::format_timestamp(t); }
+std::string rfc3339(std::chrono::system_clock::time_point t) { return signing::format_timestamp(t); }
 std::string now_rfc3339() { return rfc3339(std::chrono::system_clock::now()); }
 
 rapidjson::Document parse_json(std::string_view text) {

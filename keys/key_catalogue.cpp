@@ -7,7 +7,7 @@
 #include <memory>
 #include <new>
 
-#include "keys/blocking_pg.hpp"
+#include "pg/blocking_pg.hpp"
 
 namespace mr {
 

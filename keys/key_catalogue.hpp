@@ -12,9 +12,9 @@
 #include <unordered_map>
 #include <vector>
 
-#include "keys/hmac_key.hpp"
+#include "signing/hmac_key.hpp"
 #include "ledger/pods.hpp"
-#include "ledger/sql/pg_handles.hpp"
+#include "pg/pg_handles.hpp"
 #include "keys/secret_box.hpp"
 
 namespace mr {

@@ -1,6 +1,6 @@
 #include "keys/secret_box.hpp"
 
-#include "keys/hmac_key.hpp"
+#include "signing/hmac_key.hpp"
 #include "keys/private_file.hpp"
 
 #include <fcntl.h>

@@ -1,6 +1,5 @@
 #include "ledger/timestamps.hpp"
 
-#include <cstdio>
 
 namespace mr {
 namespace {
@@ -42,20 +41,6 @@ std::optional<Rfc3339> parse_rfc3339_utc(std::string_view t) {
   const std::string_view zone = t.substr(pos);
   if (zone != "Z" && zone != "+00:00") return std::nullopt;
   return Rfc3339{sys_days{ymd} + hours{*h} + minutes{*mi} + seconds{*s}, nanoseconds{nanos}};
-}
-
-std::string format_rfc3339_utc(std::chrono::system_clock::time_point t) {
-  using namespace std::chrono;
-  const auto secs = floor<seconds>(t);
-  const auto days = floor<std::chrono::days>(secs);
-  const year_month_day ymd{days};
-  const hh_mm_ss hms{secs - days};
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%04d-%02u-%02uT%02d:%02d:%02dZ", static_cast<int>(ymd.year()),
-                static_cast<unsigned>(ymd.month()), static_cast<unsigned>(ymd.day()),
-                static_cast<int>(hms.hours().count()), static_cast<int>(hms.minutes().count()),
-                static_cast<int>(hms.seconds().count()));
-  return buf;
 }
 
 }  // namespace mr

@@ -21,7 +21,5 @@ struct Rfc3339 {
 // YYYY-MM-DDTHH:MM:SS[.1-9 digits](Z|+00:00); nullopt for anything else.
 std::optional<Rfc3339> parse_rfc3339_utc(std::string_view text);
 
-// YYYY-MM-DDTHH:MM:SSZ
-std::string format_rfc3339_utc(std::chrono::system_clock::time_point t);
 
 }  // namespace mr

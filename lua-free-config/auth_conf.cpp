@@ -4,7 +4,7 @@
 #include <utility>
 
 #include "lua-free-config/conf_values.hpp"
-#include "lua-free-config/guarded.hpp"
+#include "ngx-boundary/guarded.hpp"
 
 namespace mr::conf {
 namespace {

@@ -20,7 +20,7 @@
 
 #include "lua-free-config/conf_where.hpp"
 #include "lua-free-config/metrics_conf.hpp"
-#include "lua-free-config/nginx.hpp"
+#include "ngx-boundary/nginx.hpp"
 
 namespace mr {
 class KeyCatalogue;

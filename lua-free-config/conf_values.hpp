@@ -3,7 +3,7 @@
 
 #include <string_view>
 
-#include "lua-free-config/nginx.hpp"
+#include "ngx-boundary/nginx.hpp"
 
 namespace mr::conf {
 

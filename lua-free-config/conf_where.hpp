@@ -5,8 +5,8 @@
 
 #include <cstddef>
 
-#include "lua-free-config/guarded.hpp"
-#include "lua-free-config/nginx.hpp"
+#include "ngx-boundary/guarded.hpp"
+#include "ngx-boundary/nginx.hpp"
 
 // Empty (file.len 0) until the directive is read.
 struct mr_conf_where_t {

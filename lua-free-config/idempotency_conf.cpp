@@ -1,7 +1,7 @@
 #include "lua-free-config/idempotency_conf.hpp"
 
 #include "lua-free-config/conf_values.hpp"
-#include "lua-free-config/guarded.hpp"
+#include "ngx-boundary/guarded.hpp"
 #include "lua-free-config/redis_address.hpp"
 #include "lua-free-config/secret_file.hpp"
 

@@ -20,7 +20,7 @@
 #pragma once
 
 #include "lua-free-config/conf_where.hpp"
-#include "lua-free-config/nginx.hpp"
+#include "ngx-boundary/nginx.hpp"
 
 struct mr_idempotency_main_conf_t {
   ngx_str_t redis;  // "ip:port"

@@ -1,8 +1,8 @@
 #include "lua-free-config/ledger_conf.hpp"
 
-#include "keys/blocking_pg.hpp"
+#include "pg/blocking_pg.hpp"
 #include "lua-free-config/conf_values.hpp"
-#include "lua-free-config/guarded.hpp"
+#include "ngx-boundary/guarded.hpp"
 #include "lua-free-config/secret_file.hpp"
 
 namespace mr::conf {

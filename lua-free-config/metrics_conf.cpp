@@ -4,7 +4,7 @@
 #include <string_view>
 
 #include "lua-free-config/conf_values.hpp"
-#include "lua-free-config/guarded.hpp"
+#include "ngx-boundary/guarded.hpp"
 
 namespace mr::conf {
 

@@ -8,7 +8,7 @@
 //                             ops listener serves them at /metrics
 #pragma once
 
-#include "lua-free-config/nginx.hpp"
+#include "ngx-boundary/nginx.hpp"
 
 struct mr_metrics_conf_t {
   ngx_str_t zone_name;   // empty: no counters

@@ -6,7 +6,7 @@
 
 #include "keys/private_file.hpp"
 #include "lua-free-config/conf_values.hpp"
-#include "lua-free-config/guarded.hpp"
+#include "ngx-boundary/guarded.hpp"
 
 namespace mr::conf {
 

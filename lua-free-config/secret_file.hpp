@@ -8,7 +8,7 @@
 #include <cstddef>
 
 #include "lua-free-config/conf_where.hpp"
-#include "lua-free-config/nginx.hpp"
+#include "ngx-boundary/nginx.hpp"
 
 namespace mr::conf {
 

@@ -1,6 +1,6 @@
 #include "lua-free-config/webhooks_conf.hpp"
 
-#include "lua-free-config/guarded.hpp"
+#include "ngx-boundary/guarded.hpp"
 
 #include <array>
 

@@ -17,7 +17,7 @@
 //                                           unless mr_environment sandbox
 #pragma once
 
-#include "lua-free-config/nginx.hpp"
+#include "ngx-boundary/nginx.hpp"
 
 // Standard layout: ngx_conf_set_*_slot write by offsetof.
 struct mr_webhooks_main_conf_t {

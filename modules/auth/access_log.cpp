@@ -1,7 +1,7 @@
 #include "modules/auth/access_log.hpp"
 
 #include "keys/key_catalogue.hpp"
-#include "lua-free-config/guarded.hpp"
+#include "ngx-boundary/guarded.hpp"
 #include "modules/common/access_log_fields.hpp"
 #include "modules/common/request_id.hpp"
 #include "modules/common/request_outcome.hpp"

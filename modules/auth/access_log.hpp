@@ -5,7 +5,7 @@
 #include <optional>
 #include <string_view>
 
-#include "lua-free-config/nginx.hpp"
+#include "ngx-boundary/nginx.hpp"
 #include "modules/common/request_context.hpp"
 
 namespace mr::auth {

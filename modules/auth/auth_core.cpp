@@ -1,72 +1,11 @@
 #include "modules/auth/auth_core.hpp"
 
 #include <algorithm>
-#include <array>
-#include <cstring>
-#include <stdexcept>
 
 #include "ledger/text_rules.hpp"
-
-#include <openssl/crypto.h>
+#include "signing/signature.hpp"
 
 namespace mr::auth {
-namespace {
-
-// The canonical string (contract section 2) as its pieces, in order, for
-// a method already upper-case: signed as one string by clients, hashed
-// piece by piece by the edge.
-using CanonicalPieces = std::array<std::string_view, 7>;
-CanonicalPieces canonical_pieces(std::string_view timestamp, std::string_view upper_method,
-                                 std::string_view path, std::string_view body_sha256_hex) {
-  return {timestamp, "\n", upper_method, "\n", path, "\n", body_sha256_hex};
-}
-
-std::string upper(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) c = ascii_upper(c);
-  return out;
-}
-
-}  // namespace
-
-std::string canonical_string(std::string_view timestamp, std::string_view method,
-                             std::string_view path, std::string_view body_sha256_hex) {
-  const std::string method_upper = upper(method);
-  std::string out;
-  for (const std::string_view piece : canonical_pieces(timestamp, method_upper, path, body_sha256_hex)) {
-    out.append(piece);
-  }
-  return out;
-}
-
-std::string sign(const HmacKey& key, std::string_view canonical) {
-  const auto mac = key.digest(canonical);
-  if (!mac) throw std::runtime_error("OpenSSL could not compute the HMAC-SHA256 signature");
-  return "v1=" + to_hex(mac->data(), mac->size());
-}
-
-std::string sign(std::string_view secret, std::string_view canonical) { return sign(HmacKey(secret), canonical); }
-
-std::optional<HmacDigest> parse_signature(std::string_view header) {
-  if (header.size() != 3 + 2 * std::tuple_size_v<HmacDigest> || !header.starts_with("v1=")) return std::nullopt;
-  HmacDigest mac{};
-  if (!hex_decode(header.substr(3), mac)) return std::nullopt;
-  return mac;
-}
-
-SignatureCheck check_signature(const HmacKey& key, std::string_view canonical, std::string_view header) {
-  return check_signature(key, std::span<const std::string_view>{&canonical, 1}, header);
-}
-
-SignatureCheck check_signature(const HmacKey& key, std::span<const std::string_view> canonical,
-                               std::string_view header) {
-  const auto given = parse_signature(header);
-  if (!given) return SignatureCheck::differs;
-  const auto mac = key.digest(canonical);
-  if (!mac) return SignatureCheck::mac_failed;
-  return CRYPTO_memcmp(mac->data(), given->data(), given->size()) == 0 ? SignatureCheck::matches
-                                                                        : SignatureCheck::differs;
-}
 
 namespace {
 
@@ -93,8 +32,6 @@ std::optional<Timestamp> parse_timestamp(std::string_view text) {
   if (!wire || wire->seconds < kMin || wire->seconds > kMax) return std::nullopt;
   return Timestamp{wire->seconds} + wire->fraction;
 }
-
-std::string format_timestamp(std::chrono::system_clock::time_point t) { return format_rfc3339_utc(t); }
 
 bool idempotency_key_valid(std::string_view key) {
   return !key.empty() && key.size() <= 255 && is_visible_ascii(key);
@@ -146,16 +83,18 @@ Verdict check_request(const RequestFacts& f, const KeyLookup& lookup,
   std::string method_copy;
   std::string_view method = f.method;
   if (std::any_of(method.begin(), method.end(), [](char c) { return ascii_upper(c) != c; })) {
-    method_copy = upper(method);
+    method_copy.assign(method);
+    for (char& c : method_copy) c = ascii_upper(c);
     method = method_copy;
   }
-  const CanonicalPieces canonical = canonical_pieces(*f.timestamp, method, f.path, f.body_sha256_hex);
-  const SignatureCheck signature = key->hmac != nullptr ? check_signature(*key->hmac, canonical, *f.signature)
-                                                       : check_signature(HmacKey(key->secret), canonical, *f.signature);
-  if (signature == SignatureCheck::mac_failed) {
+  const signing::CanonicalPieces canonical = signing::canonical_pieces(*f.timestamp, method, f.path, f.body_sha256_hex);
+  const signing::SignatureCheck signature =
+      key->hmac != nullptr ? signing::check_signature(*key->hmac, canonical, *f.signature)
+                           : signing::check_signature(HmacKey(key->secret), canonical, *f.signature);
+  if (signature == signing::SignatureCheck::mac_failed) {
     return fail(ErrorCode::internal_error, "The server could not compute the signature; retry later.");
   }
-  if (signature != SignatureCheck::matches) {
+  if (signature != signing::SignatureCheck::matches) {
     return fail(ErrorCode::invalid_signature,
                 "X-MR-Signature does not match; sign exactly the timestamp, method, path and body sent.");
   }

@@ -10,7 +10,7 @@
 #include "keys/catalogue_snapshot.hpp"
 #include "keys/key_catalogue.hpp"
 #include "ledger/sql/migrations.hpp"
-#include "lua-free-config/guarded.hpp"
+#include "ngx-boundary/guarded.hpp"
 #include "modules/common/request_reading.hpp"
 
 namespace mr::auth {

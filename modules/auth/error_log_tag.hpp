@@ -4,7 +4,7 @@
 // request and host, so a partner's quoted id finds the line behind a 500.
 #pragma once
 
-#include "lua-free-config/nginx.hpp"
+#include "ngx-boundary/nginx.hpp"
 
 namespace mr::auth {
 

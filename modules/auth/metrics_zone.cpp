@@ -3,7 +3,7 @@
 #include <cstring>
 
 #include "keys/key_catalogue.hpp"
-#include "lua-free-config/guarded.hpp"
+#include "ngx-boundary/guarded.hpp"
 #include "modules/common/node_metrics.hpp"
 #include "modules/common/phases.hpp"
 #include "modules/common/request_outcome.hpp"

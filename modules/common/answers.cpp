@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "lua-free-config/guarded.hpp"
+#include "ngx-boundary/guarded.hpp"
 #include "modules/common/request_id.hpp"
 #include "modules/common/request_outcome.hpp"
 #include "modules/common/request_reading.hpp"

@@ -7,7 +7,7 @@
 #include <string_view>
 
 #include "ledger/errors.hpp"
-#include "lua-free-config/nginx.hpp"
+#include "ngx-boundary/nginx.hpp"
 
 namespace mr::ngx {
 

@@ -2,8 +2,8 @@
 // hiredis): nginx only watches them, the library opens and closes them.
 #pragma once
 
-#include "lua-free-config/guarded.hpp"
-#include "lua-free-config/nginx.hpp"
+#include "ngx-boundary/guarded.hpp"
+#include "ngx-boundary/nginx.hpp"
 
 #include <poll.h>
 

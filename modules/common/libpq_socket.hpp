@@ -20,7 +20,7 @@ namespace mr::ngx {
 class LibpqSocket {
  public:
   // Called with `owner` for every event nginx hands over; it runs its body
-  // through guarded() (lua-free-config/guarded.hpp).
+  // through guarded() (ngx-boundary/guarded.hpp).
   using Handler = void (*)(void* owner, bool writable) noexcept;
 
   LibpqSocket(ngx_log_t* log, void* owner, Handler handler) : log_(log), owner_(owner), handler_(handler) {}

@@ -3,7 +3,7 @@
 #pragma once
 
 #include "lua-free-config/auth_conf.hpp"
-#include "lua-free-config/nginx.hpp"
+#include "ngx-boundary/nginx.hpp"
 #include "modules/common/metrics_block.hpp"
 
 namespace mr::ngx {

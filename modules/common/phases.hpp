@@ -2,8 +2,8 @@
 // phase's handlers from the last registered to the first.
 #pragma once
 
-#include "lua-free-config/guarded.hpp"
-#include "lua-free-config/nginx.hpp"
+#include "ngx-boundary/guarded.hpp"
+#include "ngx-boundary/nginx.hpp"
 
 namespace mr::ngx {
 

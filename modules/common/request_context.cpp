@@ -2,7 +2,7 @@
 
 #include <new>
 
-#include "modules/common/digest.hpp"
+#include "signing/digest.hpp"
 #include "modules/common/node_metrics.hpp"
 
 namespace mr::ngx {

@@ -15,7 +15,7 @@
 #include "ledger/errors.hpp"
 #include "ledger/routes.hpp"
 #include "lua-free-config/auth_conf.hpp"
-#include "lua-free-config/nginx.hpp"
+#include "ngx-boundary/nginx.hpp"
 
 namespace mr {
 struct KeyEntry;

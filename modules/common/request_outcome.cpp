@@ -1,6 +1,6 @@
 #include "modules/common/request_outcome.hpp"
 
-#include "lua-free-config/guarded.hpp"
+#include "ngx-boundary/guarded.hpp"
 #include "modules/common/request_context.hpp"
 #include "modules/common/request_reading.hpp"
 

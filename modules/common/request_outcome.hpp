@@ -10,7 +10,7 @@
 
 #include "ledger/errors.hpp"
 #include "ledger/routes.hpp"
-#include "lua-free-config/nginx.hpp"
+#include "ngx-boundary/nginx.hpp"
 
 namespace mr::ngx {
 

@@ -6,7 +6,7 @@
 #include <span>
 #include <string_view>
 
-#include "lua-free-config/nginx.hpp"
+#include "ngx-boundary/nginx.hpp"
 
 namespace mr::ngx {
 

@@ -4,7 +4,7 @@
 #include <optional>
 #include <string_view>
 
-#include "lua-free-config/nginx.hpp"
+#include "ngx-boundary/nginx.hpp"
 
 namespace mr::ngx {
 

@@ -3,8 +3,8 @@
 // keeps an old worker alive after a reload.
 #pragma once
 
-#include "lua-free-config/guarded.hpp"
-#include "lua-free-config/nginx.hpp"
+#include "ngx-boundary/guarded.hpp"
+#include "ngx-boundary/nginx.hpp"
 
 namespace mr::ngx {
 

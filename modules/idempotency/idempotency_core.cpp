@@ -6,10 +6,10 @@
 
 #include <rapidjson/document.h>
 
-#include "keys/hmac_key.hpp"
+#include "signing/hmac_key.hpp"
 #include "ledger/json_document.hpp"
 #include "ledger/json_text.hpp"
-#include "modules/common/digest.hpp"
+#include "signing/digest.hpp"
 
 namespace mr::idempotency {
 namespace {

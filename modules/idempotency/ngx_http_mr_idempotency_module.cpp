@@ -16,15 +16,15 @@
 #include <utility>
 #include <vector>
 
-#include "keys/hmac_key.hpp"
+#include "signing/hmac_key.hpp"
 #include "keys/key_catalogue.hpp"
 #include "lua-free-config/conf_values.hpp"
-#include "lua-free-config/guarded.hpp"
+#include "ngx-boundary/guarded.hpp"
 #include "lua-free-config/idempotency_conf.hpp"
 #include "modules/common/answers.hpp"
 #include "modules/common/node_metrics.hpp"
 #include "modules/common/phases.hpp"
-#include "modules/common/redis_client.hpp"
+#include "modules/idempotency/redis_client.hpp"
 #include "modules/common/request_context.hpp"
 #include "modules/common/request_id.hpp"
 #include "modules/common/request_outcome.hpp"

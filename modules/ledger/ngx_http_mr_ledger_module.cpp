@@ -2,7 +2,7 @@
 // (mr_ledger) or the ops listener (mr_ops) by the location's role, the
 // per-worker PostgreSQL pool both run on, and the sandbox payout simulator.
 // Directives: lua-free-config/ledger_conf.
-#include "lua-free-config/guarded.hpp"
+#include "ngx-boundary/guarded.hpp"
 #include "lua-free-config/ledger_conf.hpp"
 #include "lua-free-config/refusals.hpp"
 #include "modules/common/phases.hpp"

@@ -3,7 +3,7 @@
 // and metrics behind the bearer token of mr_ops_token_file.
 #pragma once
 
-#include "lua-free-config/nginx.hpp"
+#include "ngx-boundary/nginx.hpp"
 
 namespace mr::ngx::ledger {
 

@@ -3,7 +3,7 @@
 // and fingerprint the auth module kept in the request context.
 #pragma once
 
-#include "lua-free-config/nginx.hpp"
+#include "ngx-boundary/nginx.hpp"
 
 namespace mr::ngx::ledger {
 

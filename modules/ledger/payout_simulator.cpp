@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "ledger/statements.hpp"
-#include "lua-free-config/guarded.hpp"
+#include "ngx-boundary/guarded.hpp"
 #include "modules/common/worker_timer.hpp"
 #include "modules/ledger/pod_pools.hpp"
 

@@ -4,7 +4,7 @@
 // payout twice.
 #pragma once
 
-#include "lua-free-config/nginx.hpp"
+#include "ngx-boundary/nginx.hpp"
 
 namespace mr::ngx::ledger {
 

@@ -3,7 +3,7 @@
 #include "ledger/statements.hpp"
 #include "ledger/write_batch.hpp"
 #include "modules/common/libpq_socket.hpp"
-#include "lua-free-config/guarded.hpp"
+#include "ngx-boundary/guarded.hpp"
 #include "modules/ledger/pg_hosts.hpp"
 
 #include <algorithm>

@@ -28,10 +28,10 @@
 #include <string>
 #include <vector>
 
-#include "ledger/sql/pg_handles.hpp"
+#include "pg/pg_handles.hpp"
 #include "ledger/write_batch.hpp"
 
-#include "lua-free-config/nginx.hpp"
+#include "ngx-boundary/nginx.hpp"
 
 namespace mr::pg {
 

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "lua-free-config/ledger_conf.hpp"
-#include "lua-free-config/nginx.hpp"
+#include "ngx-boundary/nginx.hpp"
 #include "modules/ledger/pg_pool.hpp"
 
 namespace mr {

@@ -3,7 +3,7 @@
 #include <cerrno>
 #include <csignal>
 
-#include "lua-free-config/guarded.hpp"
+#include "ngx-boundary/guarded.hpp"
 #include "modules/common/node_metrics.hpp"
 #include "modules/common/worker_timer.hpp"
 #include "modules/ledger/pod_pools.hpp"

@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-#include "lua-free-config/nginx.hpp"
+#include "ngx-boundary/nginx.hpp"
 
 namespace mr::ngx::ledger {
 

@@ -4,7 +4,7 @@
 #include <new>
 
 #include "ledger/routes.hpp"
-#include "lua-free-config/guarded.hpp"
+#include "ngx-boundary/guarded.hpp"
 #include "lua-free-config/ledger_conf.hpp"
 #include "modules/common/phases.hpp"
 #include "modules/common/request_context.hpp"

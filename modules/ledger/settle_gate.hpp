@@ -8,7 +8,7 @@
 // two when a pending record is confirmed, each bounded by mr_redis_timeout.
 #pragma once
 
-#include "lua-free-config/nginx.hpp"
+#include "ngx-boundary/nginx.hpp"
 
 namespace mr::ngx::ledger {
 

@@ -2,7 +2,7 @@
 
 #include <new>
 
-#include "lua-free-config/guarded.hpp"
+#include "ngx-boundary/guarded.hpp"
 #include "modules/common/answers.hpp"
 #include "modules/common/request_id.hpp"
 #include "modules/common/request_reading.hpp"

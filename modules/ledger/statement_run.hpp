@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "ledger/api.hpp"
-#include "lua-free-config/guarded.hpp"
-#include "lua-free-config/nginx.hpp"
+#include "ngx-boundary/guarded.hpp"
+#include "ngx-boundary/nginx.hpp"
 #include "modules/ledger/pod_pools.hpp"
 
 namespace mr::ngx::ledger {

@@ -6,7 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "lua-free-config/guarded.hpp"
+#include "ngx-boundary/guarded.hpp"
 #include "modules/common/foreign_socket.hpp"
 
 namespace mr::ngx::webhooks {

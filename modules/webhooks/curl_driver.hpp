@@ -18,7 +18,7 @@
 #include <string>
 #include <unordered_map>
 
-#include "lua-free-config/nginx.hpp"
+#include "ngx-boundary/nginx.hpp"
 
 namespace mr::ngx::webhooks {
 

@@ -13,7 +13,7 @@
 
 #include "keys/webhook_secret.hpp"
 #include "ledger/statements.hpp"
-#include "lua-free-config/guarded.hpp"
+#include "ngx-boundary/guarded.hpp"
 #include "modules/common/node_metrics.hpp"
 #include "modules/ledger/pod_pools.hpp"
 #include "modules/webhooks/address_policy.hpp"

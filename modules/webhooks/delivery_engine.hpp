@@ -25,7 +25,7 @@
 #include <vector>
 
 #include "keys/secret_box.hpp"
-#include "lua-free-config/nginx.hpp"
+#include "ngx-boundary/nginx.hpp"
 #include "modules/ledger/pg_pool.hpp"
 #include "modules/webhooks/curl_driver.hpp"
 #include "modules/webhooks/notify_listener.hpp"

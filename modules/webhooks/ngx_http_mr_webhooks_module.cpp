@@ -8,7 +8,7 @@
 #include "keys/key_catalogue.hpp"
 #include "keys/webhook_secret.hpp"
 #include "lua-free-config/conf_values.hpp"
-#include "lua-free-config/guarded.hpp"
+#include "ngx-boundary/guarded.hpp"
 #include "lua-free-config/ledger_conf.hpp"
 #include "lua-free-config/webhooks_conf.hpp"
 #include "modules/common/request_context.hpp"

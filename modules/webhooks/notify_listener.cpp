@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <string_view>
 
-#include "lua-free-config/guarded.hpp"
+#include "ngx-boundary/guarded.hpp"
 #include "modules/ledger/pg_hosts.hpp"
 
 namespace mr::ngx::webhooks {

@@ -9,9 +9,9 @@
 #include <functional>
 #include <string>
 
-#include "ledger/sql/pg_handles.hpp"
+#include "pg/pg_handles.hpp"
 #include "modules/common/libpq_socket.hpp"
-#include "lua-free-config/nginx.hpp"
+#include "ngx-boundary/nginx.hpp"
 
 namespace mr::ngx::webhooks {
 

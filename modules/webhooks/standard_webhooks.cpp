@@ -6,7 +6,7 @@
 #include <charconv>
 #include <vector>
 
-#include "keys/hmac_key.hpp"
+#include "signing/hmac_key.hpp"
 #include "keys/webhook_secret.hpp"
 
 namespace mr::webhooks {

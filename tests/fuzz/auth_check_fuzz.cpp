@@ -4,6 +4,7 @@
 #include <chrono>
 
 #include "modules/auth/auth_core.hpp"
+#include "signing/signature.hpp"
 #include "tests/fuzz/fuzz_check.hpp"
 
 using namespace mr::auth;
@@ -41,7 +42,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     FUZZ_CHECK(edge_code(*v.error) && !v.message.empty());
   }
   if (v.error == mr::ErrorCode::invalid_signature) {
-    const std::string good = sign(kSecret, canonical_string(*facts.timestamp, facts.method, facts.path,
+    const std::string good = mr::signing::sign(kSecret, mr::signing::canonical_string(*facts.timestamp, facts.method, facts.path,
                                                             facts.body_sha256_hex));
     facts.signature = good;
     FUZZ_CHECK(!check_request(facts, lookup, now).error);

@@ -2,7 +2,7 @@
 // value opens only when its seal verifies for that Redis key, a record the
 // decoder accepts survives a round trip through the encoder, and a sealed
 // record opens under its own key only.
-#include "keys/hmac_key.hpp"
+#include "signing/hmac_key.hpp"
 #include "modules/idempotency/idempotency_core.hpp"
 #include "tests/fuzz/fuzz_check.hpp"
 

@@ -18,7 +18,7 @@
 
 #include "keys/secret_box.hpp"
 #include "keys/webhook_secret.hpp"
-#include "ledger/sql/pg_handles.hpp"
+#include "pg/pg_handles.hpp"
 #include "modules/webhooks/standard_webhooks.hpp"
 #include "tests/integration/metrics_helpers.hpp"
 #include "tests/integration/stack_env.hpp"

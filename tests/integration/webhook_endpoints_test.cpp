@@ -17,7 +17,7 @@
 
 #include <libpq-fe.h>
 
-#include "ledger/sql/pg_handles.hpp"
+#include "pg/pg_handles.hpp"
 #include "tests/integration/ledger_helpers.hpp"
 #include "tests/integration/webhook_receiver.hpp"
 #include "tests/integration/webhook_signature.hpp"

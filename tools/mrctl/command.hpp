@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "keys/blocking_pg.hpp"
+#include "pg/blocking_pg.hpp"
 #include "keys/key_catalogue.hpp"
 #include "keys/secret_box.hpp"
 #include "ledger/json_merge.hpp"

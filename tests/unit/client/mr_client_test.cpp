@@ -16,8 +16,10 @@
 #include <thread>
 #include <vector>
 
-#include "modules/auth/auth_core.hpp"
 #include "client/mr_client.hpp"
+#include "modules/auth/auth_core.hpp"
+#include "signing/digest.hpp"
+#include "signing/signature.hpp"
 
 namespace {
 
@@ -150,7 +152,7 @@ std::string verdict(const Request& r) {
   if (sig) f.signature = *sig;
   if (idem) f.idempotency_key = *idem;
   if (ct) f.content_type = *ct;
-  const std::string hash = mr::auth::sha256_hex(r.body);
+  const std::string hash = mr::sha256_hex(r.body);
   f.body_sha256_hex = hash;
   const mr::auth::KeyLookup lookup = [](std::string_view id) -> std::optional<mr::auth::KeyView> {
     if (id != "mrk_sbx_t") return std::nullopt;
@@ -226,8 +228,8 @@ Test(mr_client, signed_headers_with_a_given_timestamp) {
   cr_expect_eq(h[0].second, std::string("mrk_sbx_t"));
   cr_expect_eq(h[1].second, std::string("2026-11-22T10:00:00Z"));
   const std::string canonical =
-      mr::auth::canonical_string("2026-11-22T10:00:00Z", "GET", "/api/v1/x", mr::auth::sha256_hex(""));
-  cr_expect_eq(h[2].second, mr::auth::sign(kSecret, canonical));
+      mr::signing::canonical_string("2026-11-22T10:00:00Z", "GET", "/api/v1/x", mr::sha256_hex(""));
+  cr_expect_eq(h[2].second, mr::signing::sign(kSecret, canonical));
 }
 
 Test(mr_client, no_answer_gives_status_zero_and_a_reason) {

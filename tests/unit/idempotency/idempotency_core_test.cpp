@@ -4,7 +4,7 @@
 #include <string>
 
 #include "ledger/errors.hpp"
-#include "keys/hmac_key.hpp"
+#include "signing/hmac_key.hpp"
 #include "modules/idempotency/idempotency_core.hpp"
 
 using namespace mr::idempotency;

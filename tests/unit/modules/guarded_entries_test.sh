@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # guarded_entries_test.sh <source dir>...: no exception reaches nginx,
 # libpq, hiredis or libcurl by one rule, not by convention: every C entry is
-# noexcept and runs its body through lua-free-config/guarded.hpp, the only
+# noexcept and runs its body through ngx-boundary/guarded.hpp, the only
 # place that catches everything (modules/ and lua-free-config/, which
 # depends on no module, both include it).
 #
@@ -19,9 +19,9 @@ set -euo pipefail
 status=0
 
 found=$(grep -rn --include='*.cpp' --include='*.hpp' -E 'catch[[:space:]]*\([[:space:]]*\.\.\.[[:space:]]*\)' "$@" |
-  grep -v '^lua-free-config/guarded\.hpp:' || true)
+  grep -v '^ngx-boundary/guarded\.hpp:' || true)
 if [ -n "$found" ]; then
-  echo "FAIL: catch (...) outside lua-free-config/guarded.hpp (use mr::ngx::guarded):" >&2
+  echo "FAIL: catch (...) outside ngx-boundary/guarded.hpp (use mr::ngx::guarded):" >&2
   echo "$found" | sed 's/^/  /' >&2
   status=1
 fi

@@ -7,8 +7,8 @@
 
 #include <string>
 
-#include "keys/hmac_key.hpp"
-#include "modules/common/digest.hpp"
+#include "signing/hmac_key.hpp"
+#include "signing/digest.hpp"
 
 namespace {
 

@@ -17,7 +17,7 @@
 #include <type_traits>
 #include <utility>
 
-#include "lua-free-config/nginx.hpp"
+#include "ngx-boundary/nginx.hpp"
 
 namespace mr::ngx {
 

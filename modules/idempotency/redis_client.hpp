@@ -4,7 +4,7 @@
 // timer per command that is also its timeout, and reconnects with a pause.
 // Any failure reports a null reply: callers treat Redis as an optimisation.
 // With Sentinels configured, every connect first asks them where the master
-// is (modules/common/redis_sentinel.hpp); commands issued meanwhile wait,
+// is (modules/idempotency/redis_sentinel.hpp); commands issued meanwhile wait,
 // each under its own timeout. A READONLY or MASTERDOWN answer (connected to
 // a demoted master) drops the connection, so the next command asks again.
 #pragma once
@@ -21,7 +21,7 @@ extern "C" {
 #include <hiredis/hiredis.h>
 }
 
-#include "lua-free-config/nginx.hpp"
+#include "ngx-boundary/nginx.hpp"
 #include "lua-free-config/redis_address.hpp"
 
 namespace mr::redis {

@@ -1,4 +1,4 @@
-#include "keys/blocking_pg.hpp"
+#include "pg/blocking_pg.hpp"
 
 #include <arpa/inet.h>
 

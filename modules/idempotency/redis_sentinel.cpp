@@ -1,10 +1,10 @@
-#include "modules/common/redis_sentinel.hpp"
+#include "modules/idempotency/redis_sentinel.hpp"
 
 #include <string_view>
 #include <utility>
 
-#include "lua-free-config/guarded.hpp"
-#include "modules/common/redis_adapter.hpp"
+#include "ngx-boundary/guarded.hpp"
+#include "modules/idempotency/redis_adapter.hpp"
 
 namespace mr::redis {
 namespace {

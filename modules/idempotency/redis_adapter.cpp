@@ -1,4 +1,4 @@
-#include "modules/common/redis_adapter.hpp"
+#include "modules/idempotency/redis_adapter.hpp"
 
 #include <memory>
 

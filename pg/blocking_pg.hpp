@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "ledger/sql/pg_handles.hpp"
+#include "pg/pg_handles.hpp"
 
 namespace mr::pg {
 

@@ -2,7 +2,7 @@
 // never block on getaddrinfo): host names without hostaddr.
 #include <criterion/criterion.h>
 
-#include "keys/blocking_pg.hpp"
+#include "pg/blocking_pg.hpp"
 
 using mr::pg::host_needing_resolution;
 

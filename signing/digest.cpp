@@ -1,4 +1,4 @@
-#include "modules/common/digest.hpp"
+#include "signing/digest.hpp"
 
 #include <cstring>
 #include <stdexcept>
@@ -60,7 +60,7 @@ void require(bool ok) {
 
 // SHA256_CTX on the stack rather than an EVP_MD_CTX: EVP allocates a
 // context and a provider context per hash, and this runs for every signed
-// request (why the deprecated interface is kept: keys/hmac_key.cpp).
+// request (why the deprecated interface is kept: signing/hmac_key.cpp).
 Sha256Hex sha256_hex_inline(std::initializer_list<std::string_view> pieces) {
   SHA256_CTX ctx;
   require(SHA256_Init(&ctx) == 1);

@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <string>
 
-#include "modules/common/digest.hpp"
+#include "signing/digest.hpp"
 
 namespace {
 

@@ -1,14 +1,14 @@
-#include "modules/common/redis_client.hpp"
+#include "modules/idempotency/redis_client.hpp"
 
 #include <openssl/crypto.h>
 
 #include <string_view>
 #include <utility>
 
-#include "lua-free-config/guarded.hpp"
+#include "ngx-boundary/guarded.hpp"
 #include "modules/common/node_metrics.hpp"
-#include "modules/common/redis_adapter.hpp"
-#include "modules/common/redis_sentinel.hpp"
+#include "modules/idempotency/redis_adapter.hpp"
+#include "modules/idempotency/redis_sentinel.hpp"
 
 namespace mr::redis {
 namespace {

@@ -1,4 +1,4 @@
-#include "keys/hmac_key.hpp"
+#include "signing/hmac_key.hpp"
 
 // OpenSSL 3 marks the SHA256_* functions deprecated in favour of EVP. They
 // stay here on purpose: a SHA256_CTX is a plain struct that copies by

@@ -17,7 +17,7 @@ extern "C" {
 #include <hiredis/hiredis.h>
 }
 
-#include "lua-free-config/nginx.hpp"
+#include "ngx-boundary/nginx.hpp"
 #include "lua-free-config/redis_address.hpp"
 
 namespace mr::redis {

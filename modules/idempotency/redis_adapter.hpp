@@ -9,7 +9,7 @@ extern "C" {
 #include <hiredis/async.h>
 }
 
-#include "lua-free-config/nginx.hpp"
+#include "ngx-boundary/nginx.hpp"
 
 namespace mr::redis {
 
