@@ -73,7 +73,7 @@ free_port() {  # below the ephemeral range, not answering on loopback
 dir=$(mktemp -d "$MR_BUILD_DIR/bench-stack.XXXX"); chmod 755 "$dir"  # PostgreSQL runs as postgres
 pod_b_dir=
 cleanup() {
-  [ -z "$pod_b_dir" ] || "$repo/tests/integration/pod_cluster.sh" down "$pod_b_dir" >/dev/null 2>&1 || true
+  [ -z "$pod_b_dir" ] || "$repo/tools/pod-cluster.sh" down "$pod_b_dir" >/dev/null 2>&1 || true
   "$repo/tools/stack.sh" down "$dir" >/dev/null 2>&1 || true
   rm -rf "$dir"
 }
@@ -814,7 +814,7 @@ fi
 
 if wants pods; then
   # Pod b: a second PostgreSQL cluster on this machine (the tests' own
-  # tests/integration/pod_cluster.sh, which writes fsync off), given the
+  # tools/pod-cluster.sh, which writes fsync off), given the
   # home pod's fsync, synchronous_commit and full_page_writes (durable in a
   # full run unless MR_PG_OPTS says otherwise) and checked to match. The
   # clubs: pods-a on home, pods-b on pod b, pods-c on home. "One pod" is
@@ -828,7 +828,7 @@ if wants pods; then
   # routing, not what a second pod's own machine would add.
   echo "pods (2 clubs x 16 connections, one pod vs two)" >&2
   pod_b_dir=$dir/pod-b
-  pod_b=$("$repo/tests/integration/pod_cluster.sh" up "$pod_b_dir" "$(free_port)")
+  pod_b=$("$repo/tools/pod-cluster.sh" up "$pod_b_dir" "$(free_port)")
   pq() { psql -XAtq -v ON_ERROR_STOP=1 "$pod_b" "$@"; }
   durability="SELECT current_setting('fsync') || ' ' || current_setting('synchronous_commit') || ' ' || current_setting('full_page_writes')"
   for setting in fsync synchronous_commit full_page_writes; do
