@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # bench/capacity_measure.sh: the server-side figures the capacity plan
 # (docs/capacity-plan.md, bench/capacity_plan.py) takes as inputs, measured
-# on a stack of its own (free loopback ports, a folder under the build dir,
-# PostgreSQL with its durable defaults and pg_stat_statements loaded):
+# on a stack of its own (bench/lib.sh: ports from tools/free-port.sh, a
+# folder under the build dir; PostgreSQL with its durable defaults and
+# pg_stat_statements loaded):
 #   per request type (settle, balance read, history page, replay, refusal
 #   by a wrong signature), 32 connections for MR_BENCH_SECONDS (10) each:
-#     nginx workers' CPU per answer (as bench/run_all.sh measures it),
+#     nginx workers' CPU per answer (as bench/run_all.sh reads it),
 #     PostgreSQL's CPU per answer (every server process: utime + stime from
 #     /proc, reaped backends included), statement time per answer
 #     (pg_stat_statements total_exec_time, top-level statements), WAL bytes,
@@ -24,70 +25,16 @@
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 export MR_BUILD_DIR=${MR_BUILD_DIR:-$repo/build}
-load=$MR_BUILD_DIR/bench/mr_load
-[ -x "$load" ] || { echo "run tools/build.sh first ($load missing)" >&2; exit 1; }
+source "$repo/bench/lib.sh"
 secs=${MR_BENCH_SECONDS:-10} nkeys=${MR_CAPACITY_KEYS:-1000}
 
-free_port() {  # below the ephemeral range, not answering on loopback
-  local p
-  while :; do
-    p=$(( RANDOM % 12000 + 20000 ))
-    (exec 3<>/dev/tcp/127.0.0.1/$p) 2>/dev/null || { echo "$p"; return; }
-  done
-}
-dir=$(mktemp -d "$MR_BUILD_DIR/capacity-stack.XXXX"); chmod 755 "$dir"  # PostgreSQL runs as postgres
-cleanup() {
-  "$repo/tools/stack.sh" down "$dir" >/dev/null 2>&1 || true
-  rm -rf "$dir"
-}
-trap cleanup EXIT
-export MR_PORT=$(free_port) MR_PG_PORT=$(free_port) MR_REDIS_PORT=$(free_port) MR_OPS_PORT=$(free_port)
+bench_stack_dir capacity
 # No rate limit in the way of the loads, refusals included.
 export MR_RATE_LIMIT=1000000r/s MR_RATE_BURST=1000000 MR_REFUSED_RATE=1000000r/s MR_REFUSED_BURST=1000000
 export MR_PG_OPTS="-c shared_preload_libraries=pg_stat_statements"
-"$repo/tools/stack.sh" up "$dir" >/dev/null
-source "$dir/stack.env"
-export MR_DSN MR_MASTER_KEY_FILE
-api=$MR_BASE_URL
-q() { psql -XAtq -v ON_ERROR_STOP=1 "$MR_DSN" "$@"; }
-rc() { redis-cli -h 127.0.0.1 -p "$MR_REDIS_PORT" "$@"; }
+bench_stack_start
 q -c "CREATE EXTENSION IF NOT EXISTS pg_stat_statements"
-"$MR_MRCTL" club create --ref bench --name Bench --earn-rate-bp 100 --redemption-rate-minor 1 \
-  --payout-currency GBP --currencies GBP >/dev/null
-"$MR_MRCTL" pool topup --ref bench --points 1000000000000 >/dev/null
-keyjson=$("$MR_MRCTL" key issue --ref bench --env sandbox)
-"$repo/tools/stack.sh" reload "$dir"
-kid=$(sed -n 's/.*"keyId":"\([^"]*\)".*/\1/p' <<<"$keyjson")
-secret=$(sed -n 's/.*"secret":"\([^"]*\)".*/\1/p' <<<"$keyjson")
-club=$(q -c "SELECT club_id FROM clubs WHERE partner_ref = 'bench'")
-q -c "INSERT INTO members (club_id, external_id, first_name, last_name, email)
-      SELECT $club, 'pgb-' || c || '-' || m, 'B', 'M', 'b@x' FROM generate_series(0, 31) c, generate_series(1, 16) m"
-q -v club="$club" -v member=small -v n=10 -f "$repo/bench/seed_history.sql" >/dev/null
-signed=(--key "$kid" --secret "$secret")
-
-field() { sed -n "s/.*\b$1=\([^ ]*\).*/\1/p" <<<"$2"; }
-tick_ns=$((1000000000 / $(getconf CLK_TCK)))
-children() { cat "/proc/$1/task/$1/children" 2>/dev/null || true; }
-# CPU (user + system) so far of nginx's workers, in ns.
-nginx_cpu_ns() {
-  local total=0 p master
-  master=$(cat "$dir/nginx/logs/nginx.pid")
-  for p in $(children "$master"); do
-    total=$((total + $(sed 's/.*) //' "/proc/$p/stat" 2>/dev/null | awk '{ print $12 + $13 }' || echo 0)))
-  done
-  echo $((total * tick_ns))
-}
-# CPU so far of every PostgreSQL process: the postmaster's own and its
-# reaped children's (fields 14-17), and each running child's.
-pg_cpu_ns() {
-  local pm total p
-  pm=$(head -1 "$MR_PG_DATA/postmaster.pid")
-  total=$(sed 's/.*) //' "/proc/$pm/stat" | awk '{ print $12 + $13 + $14 + $15 }')
-  for p in $(children "$pm"); do
-    total=$((total + $(sed 's/.*) //' "/proc/$p/stat" 2>/dev/null | awk '{ print $12 + $13 }' || echo 0)))
-  done
-  echo $((total * tick_ns))
-}
+rc() { redis-cli -h 127.0.0.1 -p "$MR_REDIS_PORT" "$@"; }
 redis_calls() {  # every command Redis ran so far, INFO itself left out
   rc INFO commandstats | tr -d '\r' | awk -F'[:=,]' '/^cmdstat_/ && $1 != "cmdstat_info" { n += $3 } END { print n + 0 }'
 }
@@ -97,14 +44,13 @@ pg_counters() {
   q -F' ' -c "SELECT pg_current_wal_lsn() - '0/0', w.wal_sync, w.wal_write, d.xact_commit
               FROM pg_stat_wal w, pg_stat_database d WHERE d.datname = 'mr'"
 }
-failures=0
 # measure TYPE mr_load-ARGS...: one 32-connection load and its costs per answer.
 measure() {
   local type=$1 out n0 n1 p0 p1 c0 c1 r0 r1 stmt; shift
   q -c "SELECT pg_stat_statements_reset()" >/dev/null
-  c0=$(pg_counters); r0=$(redis_calls); n0=$(nginx_cpu_ns); p0=$(pg_cpu_ns)
+  c0=$(pg_counters); r0=$(redis_calls); n0=$(worker_cpu_ns); p0=$(pg_cpu_ns)
   out=$("$load" --url "$api" --conns 32 --seconds "$secs" --min-ok 20 "$@" 2>&1) || true
-  n1=$(nginx_cpu_ns); p1=$(pg_cpu_ns); r1=$(redis_calls); c1=$(pg_counters)
+  n1=$(worker_cpu_ns); p1=$(pg_cpu_ns); r1=$(redis_calls); c1=$(pg_counters)
   stmt=$(q -c "SELECT coalesce(sum(total_exec_time), 0) FROM pg_stat_statements WHERE query !~* 'pg_stat'")
   local requests failed
   requests=$(field requests "$out") failed=$(field failed "$out")
@@ -169,10 +115,10 @@ measure refusal --method POST --path /api/v1/transactions/settled --body "$body"
   --bad-signature --expect 401
 
 # Connections each nginx worker holds to its pod (pools, listeners), idle.
-workers=$(children "$(cat "$dir/nginx/logs/nginx.pid")" | wc -w)
+nworkers=$(workers | wc -w)
 conns=$(q -c "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()")
-echo "nginx.workers=$workers"
-echo "pg.connections_per_worker=$(awk -v c="$conns" -v w="$workers" 'BEGIN { printf "%.1f", c / w }')"
+echo "nginx.workers=$nworkers"
+echo "pg.connections_per_worker=$(awk -v c="$conns" -v w="$nworkers" 'BEGIN { printf "%.1f", c / w }')"
 echo "pg.max_connections=$(q -c "SHOW max_connections")"
 
 # This disk's fdatasync rate (PostgreSQL's wal_sync_method here) and the

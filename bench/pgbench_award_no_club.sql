@@ -1,4 +1,4 @@
--- The baseline of bench/run_settle_bench.sh: the award transaction the
+-- The floor of bench/settle.sh: the award transaction the
 -- ledger runs, without the idempotency record and without any pool or club
 -- row: lock a member, insert the transaction and its entry, update the
 -- member's balance. Distinct members per client (:client_id).

@@ -1,25 +1,36 @@
 #!/usr/bin/env bash
-# Installs the Debian 12 packages the build, the service and the tests need.
+# deps.sh [--tests]: installs the Debian 12 packages that are missing.
+#   (no argument)  what the service needs to build and run: the compiler,
+#                  nginx and its headers, PostgreSQL, Redis, the libraries,
+#                  and Node.js with npm for the API reference page (the run
+#                  command, tools/run.sh)
+#   --tests        that and every tool the tests, the fuzzers, the SDKs and
+#                  the packaging use (the test command, tools/test.sh)
+# Skips apt entirely when everything is already there.
+set -euo pipefail
+service=(build-essential cmake pkg-config curl ca-certificates
+         nginx-core nginx-dev postgresql-15 postgresql-client-15 redis-server
+         libpq-dev libhiredis-dev libssl-dev rapidjson-dev libcurl4-openssl-dev)
 # prometheus: promtool and a real server for the metrics tests.
 # patroni, etcd, redis-sentinel: the failover tests run Debian's own (their
 # packaged services stay stopped: policy-rc.d below; the tests start their own).
-# Skips apt entirely when everything is already there.
-set -euo pipefail
-pkgs=(build-essential cmake pkg-config git curl ca-certificates
-      nginx-core nginx-dev postgresql-15 postgresql-client-15 redis-server
-      libpq-dev libhiredis-dev libssl-dev libcriterion-dev rapidjson-dev
-      libcurl4-openssl-dev prometheus
-      patroni etcd-server etcd-client redis-sentinel  # tests/integration: Patroni and Sentinel failover
-      clang-14 libclang-rt-14-dev libfuzzer-14-dev  # tests/fuzz
-      debhelper dpkg-dev lintian man-db  # tools/package.sh, the package and man page tests
-      python3 golang-go openjdk-17-jdk-headless junit5  # tests/sdk: the Python, Go and Java SDKs
-      python3-yaml python3-jsonschema chromium)  # tests/docs: openapi.yaml checks, the reference page in a browser
+tests=(git libcriterion-dev prometheus
+       patroni etcd-server etcd-client redis-sentinel  # tests/integration: Patroni and Sentinel failover
+       clang-14 libclang-rt-14-dev libfuzzer-14-dev  # tests/fuzz
+       debhelper dpkg-dev lintian man-db  # tools/package.sh, the package and man page tests
+       python3 golang-go openjdk-17-jdk-headless junit5  # tests/sdk: the Python, Go and Java SDKs
+       python3-yaml python3-jsonschema chromium)  # tests/docs: openapi.yaml checks, the reference page in a browser
+case "${1:-}" in
+  '') pkgs=("${service[@]}") ;;
+  --tests) pkgs=("${service[@]}" "${tests[@]}") ;;
+  *) echo "usage: $0 [--tests]" >&2; exit 2 ;;
+esac
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
-# tests/sdk and the build: Node.js 18+ and npm for the TypeScript SDK,
-# newman and Redocly's CLI (the API reference page, docs/api-docs.cmake). A
+# Node.js 18+ and npm: the API reference page (docs/api-docs.cmake), and
+# for the tests also the TypeScript SDK, newman and the page's checks. A
 # machine that has them already (say NodeSource's nodejs, which conflicts
 # with Debian's npm) keeps its own; Debian's only where there are none.
 command -v node >/dev/null || missing+=(nodejs)

@@ -30,8 +30,10 @@ if [ "${1:-}" = stop ]; then
 fi
 [ "$(id -u)" -eq 0 ] || { echo "run as root (apt-get, and PostgreSQL runs as the postgres user)" >&2; exit 2; }
 
+# The service alone: its packages, and a build without the tests, the fuzz
+# targets and the benchmarks (tools/test.sh installs and builds those).
 "$repo/tools/deps.sh"
-"$repo/tools/build.sh"
+MR_TESTS=OFF MR_BENCH=OFF "$repo/tools/build.sh"
 mkdir -p "$dir"
 "$repo/tools/stack.sh" up "$dir/stack"
 source "$dir/stack/stack.env"

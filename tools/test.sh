@@ -10,7 +10,7 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 [ "$(id -u)" -eq 0 ] || { echo "run as root (apt-get, and PostgreSQL runs as the postgres user)" >&2; exit 2; }
 # Where the time goes, for docs/testing.md: seconds since the start.
 mark() { echo "test.sh: $1 at ${SECONDS}s"; }
-"$repo/tools/deps.sh"
+"$repo/tools/deps.sh" --tests
 export MR_BUILD_DIR=${MR_BUILD_DIR:-$repo/build}
 "$repo/tools/build.sh"
 mark "built"

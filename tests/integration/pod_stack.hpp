@@ -1,5 +1,5 @@
 // Two pods on one machine for the pods tests: pod b's PostgreSQL cluster
-// (tests/integration/pod_cluster.sh), mrctl and psql against a given
+// (tools/pod-cluster.sh), mrctl and psql against a given
 // database, a club with its pool and a sandbox key, and mr_write run by SQL.
 #pragma once
 
@@ -23,7 +23,7 @@ inline std::string mrctl(const std::string& dsn, const std::string& args) {
 // Pod b's PostgreSQL, stopped and removed when the test ends.
 struct PodCluster {
   std::string dir = "/tmp/mr-pod-b-" + std::to_string(::getpid());
-  std::string script = env("MR_REPO") + "/tests/integration/pod_cluster.sh";
+  std::string script = env("MR_REPO") + "/tools/pod-cluster.sh";
   std::string conninfo;
   PodCluster() {
     const Run r = run("'" + script + "' up '" + dir + "' " + std::to_string(free_port()));

@@ -1,7 +1,7 @@
 // Pods (issue 29): a directory in the catalogue sends each club to its pod.
 // Two pods on one machine: "home" (a database of this test's own in the
 // fixture's PostgreSQL, which is also the catalogue) and "b" (a PostgreSQL
-// cluster of its own, tests/integration/pod_cluster.sh). Each club's
+// cluster of its own, tools/pod-cluster.sh). Each club's
 // settles and reads land in its pod and nowhere else; /readyz names every
 // pod; with pod b's server gone, b's clubs get 503 while home's see no
 // error at all; b's clubs are served again once it is back, without a

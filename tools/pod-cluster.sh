@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# pod_cluster.sh up|stop|start|down <dir> [port]: a bare PostgreSQL cluster
-# (initdb, trust on loopback) with an empty database "mr", for a test's
-# second pod; `up` prints its conninfo. stop is immediate (a lost primary).
+# pod-cluster.sh up|stop|start|down <dir> [port]: a bare PostgreSQL cluster
+# (initdb, trust on loopback) with an empty database "mr", for a second pod
+# (the pods tests and the pods benchmark); `up` prints its conninfo. stop
+# is immediate (a lost primary).
 set -euo pipefail
 cmd=${1:?up|stop|start|down} dir=${2:?dir}
 pgbin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n 1)
@@ -30,5 +31,5 @@ CONF
     [ -d "$dir/data" ] && { as_pg "$pgbin/pg_ctl" -D "$dir/data" -m immediate -w stop >/dev/null 2>&1 || true; }
     rm -rf "$dir"
     ;;
-  *) echo "pod_cluster.sh: up|stop|start|down <dir> [port]" >&2; exit 2 ;;
+  *) echo "pod-cluster.sh: up|stop|start|down <dir> [port]" >&2; exit 2 ;;
 esac
