@@ -18,7 +18,7 @@ import { randomBytes } from "node:crypto";
 import {
   MemberRewardsClient,
   MemberRewardsError,
-  verifyWebhook,
+  Webhook,
   type EventType,
   type MemberRewardsEvent,
 } from "../src/index";
@@ -61,7 +61,7 @@ interface Delivery {
 class Receiver {
   readonly deliveries: Delivery[] = [];
   readonly rejected: string[] = [];
-  secrets: string[] = [];
+  verifier: Webhook | undefined;
   private failedOnce = false;
   private readonly server = createServer((req, res) => this.onRequest(req, res));
 
@@ -84,7 +84,8 @@ class Receiver {
       const body = Buffer.concat(chunks);
       let event: MemberRewardsEvent;
       try {
-        event = verifyWebhook(this.secrets, req.headers, body);
+        if (!this.verifier) throw new Error("no secret yet");
+        event = this.verifier.verify(body, req.headers);
       } catch (e) {
         // Only this run's member counts: other clients of the club may share the sandbox.
         if (body.includes(JSON.stringify(this.memberId))) {
@@ -141,7 +142,7 @@ async function main(): Promise<void> {
     url: await receiver.start(),
     description: `sdk scenario ${run}`,
   });
-  receiver.secrets = [endpoint.secret];
+  receiver.verifier = new Webhook(endpoint.secret);
   check(endpoint.endpointId.startsWith("we_") && endpoint.status === "enabled", "webhook endpoint created, enabled");
   check(endpoint.secret.startsWith("whsec_"), "the create answer carries the signing secret");
 
@@ -287,7 +288,7 @@ async function main(): Promise<void> {
     check(updated.description === `renamed ${run}`, "update changes the description");
     const rotated = await client.webhookEndpoints.rotateSecret(endpoint.endpointId);
     check(rotated.secret.startsWith("whsec_") && rotated.secret !== endpoint.secret, "rotate-secret gives a new secret");
-    receiver.secrets = [rotated.secret]; // the old one signs beside it: either alone must verify
+    receiver.verifier = new Webhook(rotated.secret); // the old one signs beside it: either alone must verify
 
     // Replay since the start: every event comes again, signed with both secrets.
     const seenBefore = receiver.deliveries.length;

@@ -2,6 +2,7 @@
 // that page histories (nextBefore) and events (nextAfter) for the caller.
 import { pathSegment as seg, Transport, type ApiResponse, type CallSpec, type ClientOptions, type RequestOptions } from "./transport";
 import type {
+  Answer,
   Balance,
   BeforePage,
   Club,
@@ -37,10 +38,6 @@ import type {
 
 const API = "/api/v1";
 
-function iso(t: Timestamp): string {
-  return typeof t === "string" ? t : t.toISOString();
-}
-
 /** Yields every entry of a newest-first history, following nextBefore. */
 async function* followBefore<T>(
   page: (before: number | undefined) => Promise<BeforePage<T>>,
@@ -58,8 +55,10 @@ async function* followBefore<T>(
 abstract class Resource {
   constructor(protected readonly transport: Transport) {}
 
-  protected async data<T>(spec: CallSpec, options?: RequestOptions): Promise<T> {
-    return (await this.transport.call<T>(spec, options)).data;
+  /** The answer's data, with whether it replays an earlier answer to the same idempotency key. */
+  protected async data<T extends object>(spec: CallSpec, options?: RequestOptions): Promise<Answer<T>> {
+    const response = await this.transport.call<T>(spec, options);
+    return Object.assign(response.data, { idempotentReplay: response.idempotentReplay });
   }
 
   /** A POST body with the client's partnerRef first. */
@@ -70,12 +69,12 @@ abstract class Resource {
 
 export class Members extends Resource {
   /** POST /members: creates (status "created", HTTP 201) or updates ("updated") a member. */
-  async upsert(member: MemberInput, options?: RequestOptions): Promise<MemberResult> {
+  async upsert(member: MemberInput, options?: RequestOptions): Promise<Answer<MemberResult>> {
     return this.data({ method: "POST", path: `${API}/members`, body: this.body({ member }) }, options);
   }
 
   /** POST /members/{id}/close. */
-  async close(externalMemberId: string, input: CloseMemberInput = {}, options?: RequestOptions): Promise<CloseMemberResult> {
+  async close(externalMemberId: string, input: CloseMemberInput = {}, options?: RequestOptions): Promise<Answer<CloseMemberResult>> {
     return this.data(
       { method: "POST", path: `${API}/members/${seg(externalMemberId)}/close`, body: this.body(input) },
       options,
@@ -83,12 +82,12 @@ export class Members extends Resource {
   }
 
   /** GET /members/{id}/balance. */
-  async balance(externalMemberId: string, options?: RequestOptions): Promise<Balance> {
+  async balance(externalMemberId: string, options?: RequestOptions): Promise<Answer<Balance>> {
     return this.data({ method: "GET", path: `${API}/members/${seg(externalMemberId)}/balance` }, options);
   }
 
   /** GET /members/{id}/points: one page, newest first. */
-  async listPoints(externalMemberId: string, params: PointsParams = {}, options?: RequestOptions): Promise<BeforePage<LedgerEntry>> {
+  async listPoints(externalMemberId: string, params: PointsParams = {}, options?: RequestOptions): Promise<Answer<BeforePage<LedgerEntry>>> {
     return this.data(
       {
         method: "GET",
@@ -105,7 +104,7 @@ export class Members extends Resource {
   }
 
   /** GET /members/{id}/transactions: one page, newest first. */
-  async listTransactions(externalMemberId: string, params: HistoryParams = {}, options?: RequestOptions): Promise<BeforePage<TransactionEntry>> {
+  async listTransactions(externalMemberId: string, params: HistoryParams = {}, options?: RequestOptions): Promise<Answer<BeforePage<TransactionEntry>>> {
     return this.data(
       {
         method: "GET",
@@ -124,35 +123,29 @@ export class Members extends Resource {
 
 export class Transactions extends Resource {
   /** POST /transactions/settled: the service computes the award. */
-  async settled(input: SettledInput, options?: RequestOptions): Promise<SettledResult> {
-    const body = this.body({
-      ...input,
-      occurredAt: iso(input.occurredAt),
-      transaction: { ...input.transaction, settledAt: iso(input.transaction.settledAt) },
-    });
-    return this.data({ method: "POST", path: `${API}/transactions/settled`, body }, options);
+  async settled(input: SettledInput, options?: RequestOptions): Promise<Answer<SettledResult>> {
+    return this.data({ method: "POST", path: `${API}/transactions/settled`, body: this.body(input) }, options);
   }
 
   /** POST /transactions/reversed: without amountMinor, everything left is reversed. */
-  async reversed(input: ReversedInput, options?: RequestOptions): Promise<ReversedResult> {
-    const body = this.body({ ...input, occurredAt: iso(input.occurredAt) });
-    return this.data({ method: "POST", path: `${API}/transactions/reversed`, body }, options);
+  async reversed(input: ReversedInput, options?: RequestOptions): Promise<Answer<ReversedResult>> {
+    return this.data({ method: "POST", path: `${API}/transactions/reversed`, body: this.body(input) }, options);
   }
 }
 
 export class Redemptions extends Resource {
   /** POST /redemptions: 202, the payout has not happened yet. */
-  async create(input: RedemptionInput, options?: RequestOptions): Promise<RedemptionAccepted> {
+  async create(input: RedemptionInput, options?: RequestOptions): Promise<Answer<RedemptionAccepted>> {
     return this.data({ method: "POST", path: `${API}/redemptions`, body: this.body(input) }, options);
   }
 
   /** GET /redemptions/{id}. */
-  async get(redemptionId: string, options?: RequestOptions): Promise<Redemption> {
+  async get(redemptionId: string, options?: RequestOptions): Promise<Answer<Redemption>> {
     return this.data({ method: "GET", path: `${API}/redemptions/${seg(redemptionId)}` }, options);
   }
 
   /** GET /redemptions: one page of the club's redemptions, newest first, optionally filtered. */
-  async list(params: RedemptionListParams = {}, options?: RequestOptions): Promise<BeforePage<Redemption>> {
+  async list(params: RedemptionListParams = {}, options?: RequestOptions): Promise<Answer<BeforePage<Redemption>>> {
     return this.data(
       {
         method: "GET",
@@ -177,14 +170,14 @@ export class Redemptions extends Resource {
 
 export class ClubResource extends Resource {
   /** GET /club: the calling key's club (rates, minimum redemption, currencies, pool). */
-  async get(options?: RequestOptions): Promise<Club> {
+  async get(options?: RequestOptions): Promise<Answer<Club>> {
     return this.data({ method: "GET", path: `${API}/club` }, options);
   }
 }
 
 export class Events extends Resource {
   /** GET /events: one page, oldest first. */
-  async list(params: EventListParams = {}, options?: RequestOptions): Promise<EventPage> {
+  async list(params: EventListParams = {}, options?: RequestOptions): Promise<Answer<EventPage>> {
     return this.data(
       {
         method: "GET",
@@ -223,7 +216,7 @@ export class Events extends Resource {
 
 export class WebhookEndpoints extends Resource {
   /** POST /webhook-endpoints: 201; the answer carries the signing `secret` (keep it). */
-  async create(input: WebhookEndpointCreateInput, options?: RequestOptions): Promise<WebhookEndpointWithSecret> {
+  async create(input: WebhookEndpointCreateInput, options?: RequestOptions): Promise<Answer<WebhookEndpointWithSecret>> {
     return this.data({ method: "POST", path: `${API}/webhook-endpoints`, body: this.body(input) }, options);
   }
 
@@ -234,12 +227,12 @@ export class WebhookEndpoints extends Resource {
   }
 
   /** GET /webhook-endpoints/{id}. */
-  async get(endpointId: string, options?: RequestOptions): Promise<WebhookEndpoint> {
+  async get(endpointId: string, options?: RequestOptions): Promise<Answer<WebhookEndpoint>> {
     return this.data({ method: "GET", path: `${API}/webhook-endpoints/${seg(endpointId)}` }, options);
   }
 
   /** POST /webhook-endpoints/{id}: re-enabling resumes what is still pending. */
-  async update(endpointId: string, input: WebhookEndpointUpdateInput, options?: RequestOptions): Promise<WebhookEndpoint> {
+  async update(endpointId: string, input: WebhookEndpointUpdateInput, options?: RequestOptions): Promise<Answer<WebhookEndpoint>> {
     return this.data(
       { method: "POST", path: `${API}/webhook-endpoints/${seg(endpointId)}`, body: this.body(input) },
       options,
@@ -247,7 +240,7 @@ export class WebhookEndpoints extends Resource {
   }
 
   /** POST /webhook-endpoints/{id}/rotate-secret: the old secret keeps signing beside the new one for 24 h. */
-  async rotateSecret(endpointId: string, options?: RequestOptions): Promise<WebhookEndpointWithSecret> {
+  async rotateSecret(endpointId: string, options?: RequestOptions): Promise<Answer<WebhookEndpointWithSecret>> {
     return this.data(
       { method: "POST", path: `${API}/webhook-endpoints/${seg(endpointId)}/rotate-secret`, body: this.body({}) },
       options,
@@ -255,7 +248,7 @@ export class WebhookEndpoints extends Resource {
   }
 
   /** POST /webhook-endpoints/{id}/delete. */
-  async delete(endpointId: string, options?: RequestOptions): Promise<WebhookEndpointDeleted> {
+  async delete(endpointId: string, options?: RequestOptions): Promise<Answer<WebhookEndpointDeleted>> {
     return this.data(
       { method: "POST", path: `${API}/webhook-endpoints/${seg(endpointId)}/delete`, body: this.body({}) },
       options,
@@ -263,7 +256,7 @@ export class WebhookEndpoints extends Resource {
   }
 
   /** GET /webhook-endpoints/{id}/deliveries: one page of attempts, newest first. */
-  async listDeliveries(endpointId: string, params: HistoryParams = {}, options?: RequestOptions): Promise<BeforePage<WebhookDelivery>> {
+  async listDeliveries(endpointId: string, params: HistoryParams = {}, options?: RequestOptions): Promise<Answer<BeforePage<WebhookDelivery>>> {
     return this.data(
       {
         method: "GET",
@@ -280,12 +273,12 @@ export class WebhookEndpoints extends Resource {
   }
 
   /** POST /webhook-endpoints/{id}/replay: sends again every matching event since `since`. */
-  async replay(endpointId: string, since: Timestamp, options?: RequestOptions): Promise<WebhookReplayResult> {
+  async replay(endpointId: string, since: Timestamp, options?: RequestOptions): Promise<Answer<WebhookReplayResult>> {
     return this.data(
       {
         method: "POST",
         path: `${API}/webhook-endpoints/${seg(endpointId)}/replay`,
-        body: this.body({ since: iso(since) }),
+        body: this.body({ since }),
       },
       options,
     );
@@ -294,7 +287,7 @@ export class WebhookEndpoints extends Resource {
 
 export class TestHelpers extends Resource {
   /** Sandbox only: POST /test-helpers/redemptions/{id}/payout moves the payout as the operator would. */
-  async payout(redemptionId: string, input: TestPayoutInput, options?: RequestOptions): Promise<Redemption> {
+  async payout(redemptionId: string, input: TestPayoutInput, options?: RequestOptions): Promise<Answer<Redemption>> {
     return this.data(
       { method: "POST", path: `${API}/test-helpers/redemptions/${seg(redemptionId)}/payout`, body: this.body(input) },
       options,

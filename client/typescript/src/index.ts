@@ -12,7 +12,7 @@ export {
 export { pathSegment, parseRetryAfter, SDK_VERSION } from "./transport";
 export type { ApiResponse, CallSpec, ClientOptions, QueryValue, RequestOptions } from "./transport";
 export { MemberRewardsError, MemberRewardsConnectionError } from "./errors";
-export type { ClientErrorCode, ErrorDetail, MemberRewardsErrorInit } from "./errors";
+export type { ApiErrorCode, ClientErrorCode, ErrorCode, ErrorDetail, MemberRewardsErrorInit } from "./errors";
 export {
   EMPTY_BODY_SHA256,
   canonicalString,
@@ -25,9 +25,8 @@ export {
 export type { BodyBytes, SignedHeaders } from "./signing";
 export {
   DEFAULT_WEBHOOK_TOLERANCE_SECONDS,
+  Webhook,
   WebhookVerificationError,
-  signWebhook,
-  verifyWebhook,
 } from "./webhooks";
-export type { HeaderSource, VerifyWebhookOptions, WebhookVerificationReason } from "./webhooks";
+export type { HeaderSource, VerifyOptions, WebhookOptions, WebhookVerificationReason } from "./webhooks";
 export type * from "./types";

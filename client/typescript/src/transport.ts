@@ -74,11 +74,19 @@ interface Envelope {
   };
 }
 
-/** Percent-encodes one path segment (a member, redemption or endpoint id). */
+/**
+ * Percent-encodes one path segment (a member, redemption or endpoint id).
+ * An id the API cannot take (not 1-128 printable ASCII characters) or one a
+ * URL parser would resolve ("." and "..", also encoded) is refused before
+ * anything is sent: a MemberRewardsError with code "invalid_argument".
+ */
 export function pathSegment(value: string): string {
-  if (value === "" || value === "." || value === "..") {
-    // URL parsers resolve "." and ".." (also encoded) as dot segments.
-    throw new RangeError(`"${value}" cannot be sent as a path segment`);
+  if (typeof value !== "string" || !/^[ -~]{1,128}$/.test(value) || value === "." || value === "..") {
+    throw new MemberRewardsError({
+      code: "invalid_argument",
+      message: `${JSON.stringify(value)} is no id: 1-128 printable ASCII characters, not "." or ".."`,
+      status: 0,
+    });
   }
   return encodeURIComponent(value);
 }

@@ -2,8 +2,23 @@
 // contract sections 4-10). Requests omit `partnerRef`: the client adds the
 // one it was configured with. Timestamps in answers are RFC 3339 strings.
 
-/** RFC 3339 UTC text, or a Date the client formats. */
+/** RFC 3339 UTC text, or a Date (sent as its toISOString()). */
 export type Timestamp = string | Date;
+
+/**
+ * An answer: the data as the service sent it, and whether it replays the
+ * first answer to the same idempotency key (`X-MR-Idempotent-Replay`; a
+ * retry of a call that was applied once already). Always false for a GET.
+ */
+export type Answer<T> = T & { readonly idempotentReplay: boolean };
+
+export type MemberStatus = "active" | "closed";
+export type MemberUpsertStatus = "created" | "updated";
+export type WalletStatus = "active" | "suspended" | "closed";
+export type TransactionType = "settled" | "reversed";
+export type WebhookEndpointStatus = "enabled" | "disabled";
+/** What the sandbox test helper makes of a payout. */
+export type PayoutOutcome = "succeeded" | "failed";
 
 // ---- members ----
 
@@ -20,7 +35,7 @@ export interface Wallet {
   provider?: string;
   walletRef?: string;
   /** `suspended` or `closed` make the member not payout-ready. */
-  status?: string;
+  status?: WalletStatus;
   bankAccount?: BankAccount;
 }
 
@@ -35,7 +50,7 @@ export interface MemberInput {
 
 export interface MemberResult {
   externalMemberId: string;
-  status: "created" | "updated";
+  status: MemberUpsertStatus;
   payoutReady: boolean;
 }
 
@@ -57,7 +72,7 @@ export interface Balances {
 
 export interface Balance {
   externalMemberId: string;
-  memberStatus: "active" | "closed";
+  memberStatus: MemberStatus;
   pointsBalance: number;
   reservedPointsBalance: number;
   lifetimePointsEarned: number;
@@ -147,7 +162,7 @@ export interface LedgerEntry {
 
 export interface TransactionEntry {
   externalTransactionId: string;
-  type: "settled" | "reversed";
+  type: TransactionType;
   eventId: string;
   merchantId: string;
   merchantName: string;
@@ -167,7 +182,7 @@ export interface BeforePage<T> {
 }
 
 export interface HistoryParams {
-  /** 1-100, default 50. */
+  /** Entries per page, 1-100 (default 50); the iterators fetch pages of this size. */
   limit?: number;
   /** Epoch milliseconds: the `nextBefore` of the previous page. */
   before?: number;
@@ -180,9 +195,10 @@ export interface PointsParams extends HistoryParams {
 // ---- redemptions ----
 
 export interface RedemptionInput {
-  /** Your id of this redemption, unique per club. */
+  /** Your id of this redemption, unique per club: a repeat is `duplicate_request_id`. */
   requestId: string;
   member: { externalMemberId: string };
+  /** In points (not money), at least the club's minimumRedemptionPoints; currency is the club's payoutCurrency. */
   redemption: { points: number; currency: string };
 }
 
@@ -307,7 +323,7 @@ export type MemberRewardsEvent =
 export interface EventListParams {
   /** The `nextAfter` of the previous page; omitted: from the oldest event kept. */
   after?: string;
-  /** 1-100, default 50. */
+  /** Events per page, 1-100 (default 50). */
   limit?: number;
   types?: EventType[];
 }
@@ -325,7 +341,7 @@ export interface WebhookEndpoint {
   url: string;
   eventTypes: EventType[];
   description: string | null;
-  status: "enabled" | "disabled";
+  status: WebhookEndpointStatus;
   disabledReason?: "gone" | "failing" | "manual" | null;
   createdAt: string;
   updatedAt?: string;
@@ -338,7 +354,7 @@ export interface WebhookEndpointWithSecret extends WebhookEndpoint {
 
 export interface WebhookEndpointCreateInput {
   url: string;
-  /** Absent or empty: every type. */
+  /** Absent or empty: every event type, those added later included. */
   eventTypes?: EventType[];
   description?: string;
 }
@@ -347,7 +363,7 @@ export interface WebhookEndpointUpdateInput {
   url?: string;
   eventTypes?: EventType[];
   description?: string;
-  status?: "enabled" | "disabled";
+  status?: WebhookEndpointStatus;
 }
 
 export interface WebhookEndpointDeleted {
@@ -373,6 +389,6 @@ export interface WebhookReplayResult {
 // ---- sandbox test helper ----
 
 export interface TestPayoutInput {
-  outcome: "succeeded" | "failed";
+  outcome: PayoutOutcome;
   failureReason?: string;
 }

@@ -31,9 +31,12 @@ export type HeaderSource =
   | { get(name: string): string | null | undefined }
   | Record<string, string | string[] | undefined>;
 
-export interface VerifyWebhookOptions {
+export interface WebhookOptions {
   /** Largest allowed distance between webhook-timestamp and now, either way. Default 300 s. */
   toleranceSeconds?: number;
+}
+
+export interface VerifyOptions {
   /** The clock, for tests. */
   now?: Date;
 }
@@ -72,69 +75,83 @@ function mac(key: Buffer, id: string, timestamp: string, body: Buffer): Buffer {
 }
 
 /**
- * The webhook-signature value the service sends for this message: "v1," +
- * base64 HMAC. Useful to test your own receiver.
+ * The verifier of one endpoint's deliveries, in the Standard Webhooks
+ * libraries' shape: made from the endpoint's secret (`whsec_...`), or
+ * several while you roll a rotated one out (any match passes).
+ *
+ *   const wh = new Webhook(secret);
+ *   const event = wh.verify(rawBody, req.headers); // throws WebhookVerificationError
  */
-export function signWebhook(secret: string, id: string, timestamp: number | string, body: string | Uint8Array): string {
-  return `v1,${mac(secretKey(secret), id, String(timestamp), bodyBytes(body)).toString("base64")}`;
-}
+export class Webhook {
+  private readonly keys: Buffer[];
+  private readonly toleranceSeconds: number;
 
-/**
- * Checks a delivery and returns its event. `body` must be the raw bytes (or
- * the exact string) received, before any JSON parsing. `secret` may be an
- * array (e.g. while you roll a rotated secret out); any match passes.
- * Throws WebhookVerificationError when the message is not authentic.
- */
-export function verifyWebhook<E = MemberRewardsEvent>(
-  secret: string | readonly string[],
-  headers: HeaderSource,
-  body: string | Uint8Array,
-  options: VerifyWebhookOptions = {},
-): E {
-  const id = header(headers, "webhook-id");
-  const timestamp = header(headers, "webhook-timestamp");
-  const signatures = header(headers, "webhook-signature");
-  if (!id || !timestamp || !signatures) {
-    throw new WebhookVerificationError(
-      "missing_header",
-      "webhook-id, webhook-timestamp and webhook-signature are all required.",
-    );
+  constructor(secret: string | readonly string[], options: WebhookOptions = {}) {
+    const secrets = typeof secret === "string" ? [secret] : [...secret];
+    if (secrets.length === 0) throw new WebhookVerificationError("invalid_secret", "No webhook secret given.");
+    this.keys = secrets.map(secretKey);
+    this.toleranceSeconds = options.toleranceSeconds ?? DEFAULT_WEBHOOK_TOLERANCE_SECONDS;
   }
-  if (!/^[0-9]{1,15}$/.test(timestamp)) {
-    throw new WebhookVerificationError("invalid_timestamp", "webhook-timestamp is not Unix seconds.");
-  }
-  const tolerance = options.toleranceSeconds ?? DEFAULT_WEBHOOK_TOLERANCE_SECONDS;
-  const nowSeconds = Math.floor((options.now ?? new Date()).getTime() / 1000);
-  const sent = Number(timestamp);
-  if (nowSeconds - sent > tolerance) {
-    throw new WebhookVerificationError("timestamp_out_of_tolerance", "webhook-timestamp is older than the tolerance.");
-  }
-  if (sent - nowSeconds > tolerance) {
-    throw new WebhookVerificationError(
-      "timestamp_out_of_tolerance",
-      "webhook-timestamp is further in the future than the tolerance.",
-    );
-  }
-  const raw = bodyBytes(body);
-  const keys = (typeof secret === "string" ? [secret] : secret).map(secretKey);
-  if (keys.length === 0) throw new WebhookVerificationError("invalid_secret", "No webhook secret given.");
-  const expected = keys.map((k) => mac(k, id, timestamp, raw));
-  let matched = false;
-  for (const part of signatures.split(" ")) {
-    const comma = part.indexOf(",");
-    if (comma === -1 || part.slice(0, comma) !== "v1") continue; // other schemes are not ours
-    const given = Buffer.from(part.slice(comma + 1), "base64");
-    for (const want of expected) {
-      // Both are 32 bytes when well-formed; a length mismatch cannot match.
-      if (given.length === want.length && timingSafeEqual(given, want)) matched = true;
+
+  /**
+   * Checks a delivery and returns its event. `body` must be the raw bytes
+   * (or the exact string) received, before any JSON parsing; `headers` the
+   * request's (Node's IncomingHttpHeaders, a fetch Headers, a plain object).
+   * Throws WebhookVerificationError when the message is not authentic.
+   */
+  verify<E = MemberRewardsEvent>(body: string | Uint8Array, headers: HeaderSource, options: VerifyOptions = {}): E {
+    const id = header(headers, "webhook-id");
+    const timestamp = header(headers, "webhook-timestamp");
+    const signatures = header(headers, "webhook-signature");
+    if (!id || !timestamp || !signatures) {
+      throw new WebhookVerificationError(
+        "missing_header",
+        "webhook-id, webhook-timestamp and webhook-signature are all required.",
+      );
+    }
+    if (!/^[0-9]{1,15}$/.test(timestamp)) {
+      throw new WebhookVerificationError("invalid_timestamp", "webhook-timestamp is not Unix seconds.");
+    }
+    const nowSeconds = Math.floor((options.now ?? new Date()).getTime() / 1000);
+    const sent = Number(timestamp);
+    if (nowSeconds - sent > this.toleranceSeconds) {
+      throw new WebhookVerificationError("timestamp_out_of_tolerance", "webhook-timestamp is older than the tolerance.");
+    }
+    if (sent - nowSeconds > this.toleranceSeconds) {
+      throw new WebhookVerificationError(
+        "timestamp_out_of_tolerance",
+        "webhook-timestamp is further in the future than the tolerance.",
+      );
+    }
+    const raw = bodyBytes(body);
+    const expected = this.keys.map((k) => mac(k, id, timestamp, raw));
+    let matched = false;
+    for (const part of signatures.split(" ")) {
+      const comma = part.indexOf(",");
+      if (comma === -1 || part.slice(0, comma) !== "v1") continue; // other schemes are not ours
+      const given = Buffer.from(part.slice(comma + 1), "base64");
+      for (const want of expected) {
+        // Both are 32 bytes when well-formed; a length mismatch cannot match.
+        if (given.length === want.length && timingSafeEqual(given, want)) matched = true;
+      }
+    }
+    if (!matched) {
+      throw new WebhookVerificationError("no_matching_signature", "No v1 signature matches this message.");
+    }
+    try {
+      return JSON.parse(raw.toString("utf8")) as E;
+    } catch {
+      throw new WebhookVerificationError("invalid_payload", "The signed body is not JSON.");
     }
   }
-  if (!matched) {
-    throw new WebhookVerificationError("no_matching_signature", "No v1 signature matches this message.");
-  }
-  try {
-    return JSON.parse(raw.toString("utf8")) as E;
-  } catch {
-    throw new WebhookVerificationError("invalid_payload", "The signed body is not JSON.");
+
+  /**
+   * The webhook-signature value the service sends for this message, signed
+   * with the first secret: "v1," + base64 HMAC. Useful to test your receiver.
+   * `timestamp` is Unix seconds or a Date.
+   */
+  sign(msgId: string, timestamp: number | Date, body: string | Uint8Array): string {
+    const seconds = typeof timestamp === "number" ? timestamp : Math.floor(timestamp.getTime() / 1000);
+    return `v1,${mac(this.keys[0]!, msgId, String(seconds), bodyBytes(body)).toString("base64")}`;
   }
 }

@@ -30,7 +30,7 @@ const member = { externalMemberId: "m-1", firstName: "Ada", lastName: "Lovelace"
 test("a POST is signed over the exact bytes sent, with partnerRef, Content-Type and an idempotency key", async () => {
   await withStub((_req, res) => ok(res, { externalMemberId: "m-1", status: "created", payoutReady: false }, 201), async (client, requests) => {
     const result = await client.members.upsert(member);
-    assert.deepEqual(result, { externalMemberId: "m-1", status: "created", payoutReady: false });
+    assert.deepEqual(result, { externalMemberId: "m-1", status: "created", payoutReady: false, idempotentReplay: false });
     const r = requests[0]!;
     assert.equal(r.method, "POST");
     assert.equal(r.url, "/api/v1/members");
@@ -66,11 +66,31 @@ test("a GET signs the path without the query; ids are percent-encoded and signed
   });
 });
 
-test("dot segments, which a URL parser would rewrite, are refused before sending", async () => {
+test("empty, malformed and dot-segment ids are refused before sending", async () => {
   await withStub((_req, res) => ok(res, {}), async (client, requests) => {
-    await assert.rejects(client.members.balance(".."), RangeError);
-    await assert.rejects(client.members.balance(""), RangeError);
+    const refused = (e: unknown) => e instanceof MemberRewardsError && e.code === "invalid_argument" && e.status === 0;
+    for (const id of ["..", ".", "", "x".repeat(129), "tab\tid", "caf\u00e9"]) {
+      await assert.rejects(client.members.balance(id), refused, JSON.stringify(id));
+    }
+    await assert.rejects(client.testHelpers.payout("", { outcome: "succeeded" }), refused);
+    await assert.rejects(client.webhookEndpoints.delete(""), refused);
     assert.equal(requests.length, 0);
+  });
+});
+
+test("every answer says whether it replays an earlier one", async () => {
+  let replay = false;
+  await withStub((_req, res) => {
+    res.setHeader("X-MR-Idempotent-Replay", replay ? "true" : "false");
+    ok(res, { externalMemberId: "m", status: "created", payoutReady: false });
+  }, async (client) => {
+    const input = { externalMemberId: "m", firstName: "A", lastName: "B", email: "a@b.c" };
+    const first = await client.members.upsert(input, { idempotencyKey: "k" });
+    replay = true;
+    const again = await client.members.upsert(input, { idempotencyKey: "k" });
+    assert.equal(first.idempotentReplay, false);
+    assert.equal(again.idempotentReplay, true);
+    assert.equal(again.status, "created");
   });
 });
 

@@ -1,11 +1,14 @@
-// verifyWebhook beyond the shared vectors: Node's header shapes, the default
+// Webhook.verify beyond the shared vectors: Node's header shapes, the default
 // clock and tolerance, a rotated pair of secrets, a body that is not JSON.
 import { test } from "node:test";
 import { strict as assert } from "node:assert";
 import { randomBytes } from "node:crypto";
-import { signWebhook, verifyWebhook, WebhookVerificationError } from "../src/index";
+import { Webhook, WebhookVerificationError } from "../src/index";
 
 const secret = "whsec_" + randomBytes(32).toString("base64");
+const signWebhook = (key: string, id: string, ts: number, text: string): string => new Webhook(key).sign(id, ts, text);
+const verifyWebhook = (key: string | string[], headers: Parameters<Webhook["verify"]>[1], text: string) =>
+  new Webhook(key).verify(text, headers);
 const body = JSON.stringify({ id: "evt_1", type: "member.created", createdAt: "2026-11-26T10:00:00.000Z", environment: "sandbox", data: { externalMemberId: "m-1", memberSequence: 1, status: "created", payoutReady: false } });
 
 function headersAt(ts: number, sig: string = signWebhook(secret, "evt_1", ts, body)): Record<string, string> {
@@ -61,7 +64,15 @@ test("a signed body that is not JSON is refused after the signature check", () =
   );
 });
 
-test("a secret that is not base64 is refused", () => {
+test("a secret that is not base64, or none, is refused when the verifier is made", () => {
+  assert.throws(() => new Webhook("whsec_***"), reason("invalid_secret"));
+  assert.throws(() => new Webhook([]), reason("invalid_secret"));
+});
+
+test("the verifier takes the body first, as the Standard Webhooks libraries do", () => {
   const now = Math.floor(Date.now() / 1000);
-  assert.throws(() => verifyWebhook("whsec_***", headersAt(now), body), reason("invalid_secret"));
+  const wh = new Webhook(secret, { toleranceSeconds: 10 });
+  assert.equal(wh.verify(Buffer.from(body), headersAt(now)).id, "evt_1");
+  assert.throws(() => wh.verify(body, headersAt(now - 11)), reason("timestamp_out_of_tolerance"));
+  assert.equal(wh.sign("evt_1", new Date(now * 1000), body), signWebhook(secret, "evt_1", now, body));
 });
