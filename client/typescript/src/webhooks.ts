@@ -15,7 +15,7 @@ export type WebhookVerificationReason =
   | "no_matching_signature"
   | "invalid_payload";
 
-/** Thrown by verifyWebhook; `reason` says which check failed. */
+/** Thrown by Webhook.verify; `reason` says which check failed. */
 export class WebhookVerificationError extends Error {
   readonly reason: WebhookVerificationReason;
   constructor(reason: WebhookVerificationReason, message: string) {
