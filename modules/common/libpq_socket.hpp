@@ -7,12 +7,10 @@
 // tell: the inode can.
 #pragma once
 
-#include <cstdint>
-#include <optional>
-
 #include <libpq-fe.h>
 #include <sys/stat.h>
 
+#include "modules/common/connect_deadline.hpp"
 #include "modules/common/foreign_socket.hpp"
 
 namespace mr::ngx {
@@ -56,35 +54,30 @@ class LibpqSocket {
   void release(const PGconn* pg) {
     unwatch_socket(c_, !follows(pg));
     wants_write_ = false;
-    events_at_deadline_.reset();
+    deadline_.reset();
   }
 
-  // A connect's `timer` fired. A slow or frozen server is the operator's to
-  // see: an error naming the host, and true (give up on it). A socket that
-  // was ready all along is the owner's defect, not watching what libpq
-  // connects on: an alert, and true. A socket ready at the deadline may
-  // also be a race with an event nginx hands over later in this very pass:
-  // the timer is set for one more pass, and false. Whether nginx handed
-  // over an event in that pass tells the two apart; a socket ready again by
-  // then (libpq moved on to a host that accepted at once) is no defect.
+  // A connect's `timer` fired (connect_deadline.hpp: what it means). A slow
+  // or frozen server is the operator's to see: an error naming the host, and
+  // true (give up on it). A socket nginx failed to watch is the owner's
+  // defect: an alert, and true. A socket ready at the deadline gets one more
+  // pass (the timer again) and false.
   bool connect_timed_out(const PGconn* pg, ngx_event_t* timer, const char* who, ngx_msec_t timeout) {
     const bool watched = follows(pg);
-    const bool ready = watched && socket_ready(c_->fd, wants_write_);
-    if (ready && !events_at_deadline_) {
-      events_at_deadline_ = events_;
-      ngx_add_timer(timer, 1);
-      return false;
+    switch (deadline_.reached(watched, watched && socket_ready(c_->fd, wants_write_))) {
+      case ConnectDeadline::Verdict::one_more_pass:
+        ngx_add_timer(timer, 1);
+        return false;
+      case ConnectDeadline::Verdict::ready_unwatched:
+      case ConnectDeadline::Verdict::socket_replaced:
+        ngx_log_error(NGX_LOG_ALERT, log_, 0, "%s: a connect's socket was %s but nginx did not watch it", who,
+                      watched ? "ready" : "replaced");
+        return true;
+      case ConnectDeadline::Verdict::server_silent:
+        break;
     }
-    const bool handed_over = events_at_deadline_ && *events_at_deadline_ != events_;
-    events_at_deadline_.reset();
-    if (!watched || (ready && !handed_over)) {
-      ngx_log_error(NGX_LOG_ALERT, log_, 0, "%s: a connect's socket was %s but nginx did not watch it", who,
-                    watched ? "ready" : "replaced");
-    } else {
-      ngx_log_error(NGX_LOG_ERR, log_, 0,
-                    "%s: connecting to PostgreSQL timed out: %s:%s did not answer within %M ms", who, PQhost(pg),
-                    PQport(pg), timeout);
-    }
+    ngx_log_error(NGX_LOG_ERR, log_, 0, "%s: connecting to PostgreSQL timed out: %s:%s did not answer within %M ms",
+                  who, PQhost(pg), PQport(pg), timeout);
     return true;
   }
 
@@ -97,7 +90,7 @@ class LibpqSocket {
 
   static void on_event(ngx_event_t* ev) noexcept {
     auto* self = static_cast<LibpqSocket*>(static_cast<ngx_connection_t*>(ev->data)->data);
-    self->events_++;
+    self->deadline_.handed_over();
     self->handler_(self->owner_, ev->write != 0);
   }
 
@@ -107,8 +100,7 @@ class LibpqSocket {
   ngx_connection_t* c_ = nullptr;
   ino_t ino_ = 0;  // which socket c_ watches
   bool wants_write_ = false;
-  std::uint64_t events_ = 0;                         // handed over by nginx
-  std::optional<std::uint64_t> events_at_deadline_;  // a connect's deadline found the socket ready
+  ConnectDeadline deadline_;
 };
 
 }  // namespace mr::ngx
