@@ -62,7 +62,7 @@ done
 # LIMIT written into the script): left to choose, PostgreSQL planned the
 # transactions select at limit 50 again at every execution on these
 # books (300 against 107 us of server CPU per page), a floor lower than
-# the API's own statements, which keep theirs (016_history_rows.sql).
+# the API's own statements, which keep theirs (ledger/sql/functions/mr_points_rows*.sql).
 # Floor and API take turns, a slice each per round, as the balance lines do.
 rounds=$([ $smoke = 1 ] && echo 1 || echo "${MR_BENCH_HISTORY_ROUNDS:-3}")
 slice=$(( secs / rounds > 0 ? secs / rounds : 1 ))

@@ -482,10 +482,10 @@ class Connection {
   }
 
   // A batch that failed rolled back as a whole: its writes run again one
-  // by one, each getting its own outcome (009_set_based_batch.sql: a pool
-  // stripe too low for its awards, one transaction settled twice, a
-  // deadlock, ...; 023_write_batch_each.sql: a deadlock, a moving club's
-  // MR503, any error of any of its writes).
+  // by one, each getting its own outcome (ledger/sql/functions/
+  // mr_write_batch.sql: a pool stripe too low for its awards, one
+  // transaction settled twice, a deadlock, ...; mr_write_batch_each.sql: a
+  // deadlock, a moving club's MR503, any error of any of its writes).
   void complete_batch(Sent s, bool ok, const std::string& message) {
     const int rows = ok ? PQntuples(s.result.get()) : 0;
     if (!ok) {
