@@ -9,7 +9,7 @@
 #                                 from `up`); a sanitizer build's <build>/nginx-preload
 #                                 is LD_PRELOADed into nginx, and into nothing else
 #   MR_PORT [8080] MR_PG_PORT [15432] MR_REDIS_PORT [16379]
-#   MR_ENVIRONMENT [sandbox]      mr_environment of the nginx server
+#   MR_ENVIRONMENT [sandbox]      mr_environment of the nginx server; kept
 #   MR_PG_OPTS []                 extra postgres -c options (tests: fsync=off)
 #   MR_RATE_LIMIT [100r/s] MR_RATE_BURST [200]   per-key limit_req (verified requests)
 #   MR_REFUSED_RATE [10r/s] MR_REFUSED_BURST [50]  per-address limit_req (refused requests)
@@ -58,10 +58,10 @@ build=${MR_BUILD_DIR:-$repo/build}
 port=${MR_PORT:-8080} pg_port=${MR_PG_PORT:-15432} redis_port=${MR_REDIS_PORT:-16379}
 ops_port=${MR_OPS_PORT:-8081}
 standby_port=${MR_PG_STANDBY_PORT:-} node_of=${MR_NODE_OF:-}
-[ "$cmd" = up ] && printf 'MR_PORT=%s\nMR_PG_PORT=%s\nMR_REDIS_PORT=%s\nMR_OPS_PORT=%s\nMR_RATE_LIMIT=%s\nMR_RATE_BURST=%s\nMR_REFUSED_RATE=%s\nMR_REFUSED_BURST=%s\nMR_PG_STANDBY_PORT=%s\nMR_NODE_OF=%s\nMR_BUILD_DIR=%q\nMR_TEST_HELPERS=%s\n' \
+[ "$cmd" = up ] && printf 'MR_PORT=%s\nMR_PG_PORT=%s\nMR_REDIS_PORT=%s\nMR_OPS_PORT=%s\nMR_RATE_LIMIT=%s\nMR_RATE_BURST=%s\nMR_REFUSED_RATE=%s\nMR_REFUSED_BURST=%s\nMR_PG_STANDBY_PORT=%s\nMR_NODE_OF=%s\nMR_BUILD_DIR=%q\nMR_TEST_HELPERS=%s\nMR_ENVIRONMENT=%s\n' \
   "$port" "$pg_port" "$redis_port" "$ops_port" "${MR_RATE_LIMIT:-100r/s}" "${MR_RATE_BURST:-200}" \
   "${MR_REFUSED_RATE:-10r/s}" "${MR_REFUSED_BURST:-50}" "$standby_port" "$node_of" "$build" \
-  "${MR_TEST_HELPERS:-off}" > "$dir/ports"
+  "${MR_TEST_HELPERS:-off}" "${MR_ENVIRONMENT:-sandbox}" > "$dir/ports"
 # Webhook delivery's waits: as kept, except that the environment of `up` wins.
 if [ -f "$dir/webhook.env" ]; then
   while IFS='=' read -r name value; do

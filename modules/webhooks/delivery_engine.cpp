@@ -17,6 +17,7 @@
 #include "modules/common/node_metrics.hpp"
 #include "modules/ledger/pod_pools.hpp"
 #include "modules/webhooks/address_policy.hpp"
+#include "modules/webhooks/attempt_error.hpp"
 #include "modules/webhooks/standard_webhooks.hpp"
 
 namespace mr::ngx::webhooks {
@@ -361,6 +362,7 @@ void Engine::on_done(Attempt* attempt, CURLcode code) {
     result.status = status;
     result.outcome = wh::outcome_of_status(status);
     if (result.outcome != wh::Outcome::delivered) {
+      result.error = wh::attempt_error_for_status(status);
       curl_off_t retry_after = -1;
       if (curl_easy_getinfo(easy, CURLINFO_RETRY_AFTER, &retry_after) == CURLE_OK) {
         result.retry_after_s = wh::retry_after_to_report(static_cast<std::int64_t>(retry_after));
@@ -369,6 +371,8 @@ void Engine::on_done(Attempt* attempt, CURLcode code) {
   } else {
     // No answer in time or none at all: a failed attempt whatever status
     // line may have come before (a 200 whose body never ended is no 2xx).
+    // The partner sees the rule (attempt_error.hpp); the operator's log
+    // has the detail, addresses included.
     switch (code) {
       case CURLE_OPERATION_TIMEDOUT:
         result.outcome = wh::Outcome::timeout;
@@ -379,17 +383,17 @@ void Engine::on_done(Attempt* attempt, CURLcode code) {
         result.error = settings_.insecure_targets ? "refused: only http:// and https:// URLs"
                                                   : "refused: only https:// URLs are allowed";
         break;
-      case CURLE_URL_MALFORMAT:
-        result.outcome = wh::Outcome::refused;
-        result.error = "refused: malformed URL";
-        break;
       default:
         if (!attempt->refused.empty() && code == CURLE_COULDNT_CONNECT) {
           result.outcome = wh::Outcome::refused;
-          result.error = "refused: " + attempt->refused + "; only public addresses are allowed";
+          result.error = wh::kNotPublic;
+          ngx_log_error(NGX_LOG_WARN, log_, 0, "mr_webhook: delivery %L attempt %d refused: %s",
+                        attempt->delivery_id, attempt->number, attempt->refused.c_str());
         } else {
-          result.outcome = wh::Outcome::failed;
-          result.error = attempt->errbuf[0] != '\0' ? attempt->errbuf : curl_easy_strerror(code);
+          result.outcome = code == CURLE_URL_MALFORMAT ? wh::Outcome::refused : wh::Outcome::failed;
+          result.error = wh::attempt_error_for(code);
+          ngx_log_error(NGX_LOG_INFO, log_, 0, "mr_webhook: delivery %L attempt %d: %s", attempt->delivery_id,
+                        attempt->number, attempt->errbuf[0] != '\0' ? attempt->errbuf : curl_easy_strerror(code));
         }
         break;
     }

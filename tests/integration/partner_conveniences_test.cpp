@@ -654,6 +654,11 @@ Test(test_helper, not_found_in_production, .timeout = 120) {
     EXPECT_ERROR(prd.send(method, helper_path(rdm), body, h), 404, "not_found");
   }
   cr_expect_eq(s(data_of(a.get("/api/v1/redemptions/" + rdm)), "status"), std::string("payout_pending"));
+  // A plain reload keeps what `up` was given: still production.
+  cr_expect_eq(sh("env -u MR_ENVIRONMENT '" + env("MR_REPO") + "/tools/stack.sh' reload '" + node + "' >/dev/null"), 0);
+  auto again = prd.get("/api/v1/club");
+  cr_expect_eq(again.status, 200, "%s", again.body.c_str());
+  if (again.status == 200) cr_expect_eq(s(data_of(again), "environment"), std::string("production"));
   cr_expect_eq(sh("'" + env("MR_REPO") + "/tools/stack.sh' down '" + node + "' >/dev/null"), 0);
 }
 

@@ -370,6 +370,7 @@ Test(webhook_delivery, exhausted_after_the_last_attempt_and_refused_urls) {
   World w;
   const std::string failing = w.endpoint(receiver.url("/down"), mr::new_webhook_secret());
   const std::string refused = w.endpoint("ftp://127.0.0.1:" + std::to_string(1) + "/x", mr::new_webhook_secret());
+  const std::string unheard = w.endpoint("http://127.0.0.1:1/x", mr::new_webhook_secret());
   const std::string event = w.emit();
   cr_assert(w.eventually(kStateSql, {failing, event}, "exhausted", std::chrono::seconds(30)), "state %s",
             w.delivery_state(failing, event).c_str());
@@ -377,6 +378,18 @@ Test(webhook_delivery, exhausted_after_the_last_attempt_and_refused_urls) {
   cr_assert(w.eventually("SELECT count(*) FROM webhook_attempts WHERE endpoint_id = $1 AND status IS NULL "
                          "AND error LIKE 'refused:%'",
                          {refused}, "4", std::chrono::seconds(30)));
+  // Every failed attempt says why, and what a partner reads names the rule,
+  // not the address (the error log has that).
+  cr_expect_eq(w.db.one("SELECT string_agg(DISTINCT coalesce(error, '<null>'), ',') FROM webhook_attempts "
+                        "WHERE endpoint_id = $1",
+                        {failing}),
+               std::string("HTTP 500"));
+  cr_assert(w.eventually("SELECT count(*) > 0 FROM webhook_attempts WHERE endpoint_id = $1", {unheard}, "t",
+                         std::chrono::seconds(30)));
+  cr_expect_eq(w.db.one("SELECT string_agg(DISTINCT coalesce(error, '<null>'), ',') FROM webhook_attempts "
+                        "WHERE endpoint_id = $1",
+                        {unheard}),
+               std::string("the connection was refused"));
 }
 
 // The sum of a series over both nodes of the fixture: any worker of either
