@@ -37,7 +37,7 @@ inline constexpr std::size_t op = 0, club = 1, partner_ref = 2, key = 3, fingerp
 std::optional<std::string> write_batch_param(std::span<const Params* const> writes);
 
 // Whether two writes name one idempotency key of one club. mr_write_batch
-// (009) leaves such a pair to the one-by-one fallback (the later one would
+// leaves such a pair to the one-by-one fallback (the later one would
 // replay the earlier one's record), so the pool keeps the later one for the
 // next batch instead.
 bool same_idempotency_key(const Params& a, const Params& b);

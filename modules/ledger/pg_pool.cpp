@@ -5,6 +5,7 @@
 #include "modules/common/libpq_socket.hpp"
 #include "ngx-boundary/guarded.hpp"
 #include "modules/ledger/pg_hosts.hpp"
+#include "modules/ledger/pool_core.hpp"
 
 #include <algorithm>
 #include <array>
@@ -14,10 +15,6 @@ namespace mr::pg {
 namespace {
 
 using mr::ledger::BatchKind;
-
-// Writes sent in one batch statement at most; reads queued on one connection.
-constexpr std::size_t kBatchLimit = 32;
-constexpr std::size_t kPipelineDepth = 16;
 
 constexpr std::size_t kStatements = mr::ledger::sql::prepared.size();
 
@@ -41,20 +38,23 @@ const std::array<std::string, kStatements> kNames = [] {
 
 // The server went away (or never answered): the outcome is unknown.
 bool connection_lost(PGconn* pg, std::string_view sqlstate) {
-  return PQstatus(pg) == CONNECTION_BAD || sqlstate.empty() || sqlstate.starts_with("08") ||
-         sqlstate.starts_with("57P");
+  return PQstatus(pg) == CONNECTION_BAD || lost_sqlstate(sqlstate);
 }
 
-// Rolled back by a deadlock or serialization failure: nothing happened.
-bool retryable(std::string_view sqlstate) { return sqlstate == "40001" || sqlstate == "40P01"; }
-
 }  // namespace
+
+// What pool_core's templates read of a job.
+struct JobTraits {
+  static BatchKind kind(const Job& j) { return j.batch; }
+  static bool is_read(const Job& j) { return mr::pg::is_read(j.sql); }
+  static bool same_key(const Job& a, const Job& b) { return mr::ledger::same_idempotency_key(a.params, b.params); }
+};
 
 // One libpq connection whose socket is an nginx connection
 // (modules/common/libpq_socket.hpp: which events it waits for, and why).
 class Connection {
  public:
-  enum class State { down, connecting, ready };
+  using State = ConnState;
 
   explicit Connection(Pool& pool) : pool_(pool), socket_(pool.log(), this, on_socket) {
     connect_timer_.handler = mr::ngx::c_entry(on_connect_timeout);
@@ -68,7 +68,7 @@ class Connection {
   ~Connection() { close(); }
 
   State state() const { return state_; }
-  bool may_connect() const { return state_ == State::down && ngx_current_msec >= retry_at_; }
+  bool may_connect() const { return reconnect_.may(state_, ngx_current_msec); }
   // Ready with no request in flight (prepares may still be).
   bool idle() const { return state_ == State::ready && jobs_in_flight_ == 0; }
   bool busy() const { return jobs_in_flight_ > 0; }
@@ -90,7 +90,7 @@ class Connection {
     const auto& s = pool_.settings();
     if (ever_connected_) pool_.counters().reconnects++;
     std::string err;
-    const auto params = params_from_host(s.dsn, first_host_, err);
+    const auto params = params_from_host(s.dsn, reconnect_.first_host, err);
     if (!params) {
       ngx_log_error(NGX_LOG_ERR, pool_.log(), 0, "mr_ledger: mr_ledger_dsn: %s", err.c_str());
       connect_failed();
@@ -235,7 +235,7 @@ class Connection {
     const auto& s = pool_.settings();
     if (!socket_.connect_timed_out(pg_, &connect_timer_, "mr_ledger", s.connect_timeout)) return;
     // libpq would start at the host that hung again: start one further on.
-    first_host_ = (first_host_ + 1) % hosts_;
+    reconnect_.hung(hosts_);
     connect_failed();
   }
 
@@ -320,8 +320,7 @@ class Connection {
     ngx_log_error(NGX_LOG_ERR, pool_.log(), 0, "mr_ledger: cannot connect to PostgreSQL: %s",
                   pg_ != nullptr ? PQerrorMessage(pg_) : "out of memory");
     close();
-    // Do not hammer a server that refuses: this slot waits a second.
-    retry_at_ = ngx_current_msec + 1000;
+    reconnect_.refused(ngx_current_msec);
     pool_.on_broken(*this);
   }
 
@@ -358,8 +357,8 @@ class Connection {
       const auto sql = std::string(mr::ledger::sql::prepared[static_cast<std::size_t>(s.prepare)]);
       ok = PQsendPrepare(pg_, kNames[static_cast<std::size_t>(s.prepare)].c_str(), sql.c_str(), 0, nullptr);
     } else if (s.batch) {
-      // Settles have their set-based statement (009); reversals and
-      // redemptions run through mr_write one by one inside theirs (023).
+      // Settles have their set-based statement; reversals and redemptions
+      // run through mr_write one by one inside theirs.
       const char* value = s.batch_param.c_str();
       const auto sql = s.jobs.front()->batch == BatchKind::settle ? mr::ledger::sql::write_batch
                                                                  : mr::ledger::sql::write_batch_each;
@@ -442,67 +441,77 @@ class Connection {
       sqlstate = state != nullptr ? state : "";
       message = s.result ? PQresultErrorMessage(s.result.get()) : "no result";
     }
-    if (status == PGRES_PIPELINE_ABORTED && s.read) {
-      // An earlier read of its sync group failed; this one never ran.
-      run(std::move(s.jobs.front()));
-      return;
+    Finished f{what(s), ok                                ? Finished::Status::ok
+                        : status == PGRES_PIPELINE_ABORTED ? Finished::Status::aborted
+                                                           : Finished::Status::failed};
+    if (!ok) {
+      f.lost = connection_lost(pg_, sqlstate);
+      f.retryable = retryable(sqlstate);
     }
-    if (s.naming) {
-      if (!ok && status != PGRES_PIPELINE_ABORTED) {
-        ngx_log_error(NGX_LOG_WARN, pool_.log(), 0, "mr_ledger: cannot set application_name: %s",
-                      message.c_str());
-        if (connection_lost(pg_, sqlstate)) broken(message);
-      }
-      return;
-    }
+    if (!s.jobs.empty()) f.retries_left = s.jobs.front()->retries_left;
+    f.jobs = s.jobs.size();
+    f.rows = ok && s.batch ? static_cast<std::size_t>(PQntuples(s.result.get())) : 0;
+    const Next next = next_after(f);
     if (s.prepare >= 0) {
       // A statement that cannot be prepared (an older schema) runs unprepared.
       prepared_[static_cast<std::size_t>(s.prepare)] = ok;
-      if (!ok && connection_lost(pg_, sqlstate)) broken(message);
-      return;
+    } else if (s.naming && next != Next::done) {
+      ngx_log_error(NGX_LOG_WARN, pool_.log(), 0, "mr_ledger: cannot set application_name: %s",
+                    message.c_str());
     }
-    if (!ok && connection_lost(pg_, sqlstate)) {
-      sent_.push_front(std::move(s));  // answered with the others
-      count(sent_.front(), true);
-      broken(message);
-      return;
-    }
-    if (s.batch) {
-      complete_batch(std::move(s), ok, message);
-    } else if (!ok && retryable(sqlstate) && s.jobs.front()->retries_left > 0) {
-      s.jobs.front()->retries_left--;
-      run(std::move(s.jobs.front()));
-    } else {
-      Outcome outcome{ok ? Outcome::Kind::ok : Outcome::Kind::sql_error, nullptr, -1, message, sqlstate};
-      if (ok) outcome.result = std::shared_ptr<const PGresult>(s.result.release(), PQclear);
-      pool_.finish(std::move(s.jobs.front()), std::move(outcome));
+    switch (next) {
+      case Next::done:
+      case Next::warn:
+        return;
+      case Next::rerun:  // an earlier read of its sync group failed; this one never ran
+        run(std::move(s.jobs.front()));
+        return;
+      case Next::broken:
+        if (!s.jobs.empty()) {
+          sent_.push_front(std::move(s));  // answered with the others
+          count(sent_.front(), true);
+        }
+        broken(message);
+        return;
+      case Next::one_by_one:
+        pool_.counters().batch_fallbacks++;
+        for (auto& j : s.jobs) run(std::move(j));
+        break;
+      case Next::rows_mismatch:  // committed: never run again
+        for (auto& j : s.jobs) {
+          pool_.finish(std::move(j), Outcome{Outcome::Kind::sql_error, nullptr, -1, "batch rows " + message, "XX000"});
+        }
+        break;
+      case Next::retry:
+        s.jobs.front()->retries_left--;
+        run(std::move(s.jobs.front()));
+        break;
+      case Next::answer:
+        answer(std::move(s), ok, message, sqlstate);
+        break;
     }
     // Room for what queued: a read fits behind reads, a write needs idle.
     if (state_ == State::ready) pool_.on_idle(*this);
   }
 
-  // A batch that failed rolled back as a whole: its writes run again one
-  // by one, each getting its own outcome (ledger/sql/functions/
-  // mr_write_batch.sql: a pool stripe too low for its awards, one
-  // transaction settled twice, a deadlock, ...; mr_write_batch_each.sql: a
-  // deadlock, a moving club's MR503, any error of any of its writes).
-  void complete_batch(Sent s, bool ok, const std::string& message) {
-    const int rows = ok ? PQntuples(s.result.get()) : 0;
-    if (!ok) {
-      pool_.counters().batch_fallbacks++;
-      for (auto& j : s.jobs) run(std::move(j));
-      return;
-    }
-    if (rows != static_cast<int>(s.jobs.size())) {  // committed: never run again
-      for (auto& j : s.jobs) {
-        pool_.finish(std::move(j), Outcome{Outcome::Kind::sql_error, nullptr, -1, "batch rows " + message, "XX000"});
+  static Finished::What what(const Sent& s) {
+    if (s.prepare >= 0) return Finished::What::prepare;
+    if (s.naming) return Finished::What::naming;
+    if (s.batch) return Finished::What::batch;
+    return s.read ? Finished::What::read : Finished::What::write;
+  }
+
+  void answer(Sent s, bool ok, const std::string& message, const std::string& sqlstate) {
+    if (s.batch) {
+      const std::shared_ptr<const PGresult> shared(s.result.release(), PQclear);
+      for (std::size_t i = 0; i < s.jobs.size(); ++i) {
+        pool_.finish(std::move(s.jobs[i]), Outcome{Outcome::Kind::ok, shared, static_cast<int>(i), {}, {}});
       }
       return;
     }
-    const std::shared_ptr<const PGresult> shared(s.result.release(), PQclear);
-    for (std::size_t i = 0; i < s.jobs.size(); ++i) {
-      pool_.finish(std::move(s.jobs[i]), Outcome{Outcome::Kind::ok, shared, static_cast<int>(i), {}, {}});
-    }
+    Outcome outcome{ok ? Outcome::Kind::ok : Outcome::Kind::sql_error, nullptr, -1, message, sqlstate};
+    if (ok) outcome.result = std::shared_ptr<const PGresult>(s.result.release(), PQclear);
+    pool_.finish(std::move(s.jobs.front()), std::move(outcome));
   }
 
   void broken(std::string_view why) {
@@ -510,7 +519,7 @@ class Connection {
     ngx_log_error(NGX_LOG_ERR, pool_.log(), 0, "mr_ledger: PostgreSQL connection lost: %s",
                   message.c_str());
     auto jobs = abandon();
-    retry_at_ = 0;  // a connection that worked may reconnect at once
+    reconnect_.lost();
     for (auto& job : jobs) {
       pool_.finish(std::move(job), Outcome{Outcome::Kind::unavailable, nullptr, -1, message, {}});
     }
@@ -520,12 +529,11 @@ class Connection {
   Pool& pool_;
   PGconn* pg_ = nullptr;
   mr::ngx::LibpqSocket socket_;
-  int first_host_ = 0;    // of a multi-host DSN: where the next connect starts
-  int hosts_ = 1;
+  Reconnect reconnect_;
+  int hosts_ = 1;  // of the DSN: where a hung connect's next try starts
   State state_ = State::down;
   bool ever_connected_ = false;  // the next connect is a reconnect
   std::string application_name_;  // the traceparent last sent for the session; empty: the DSN's
-  ngx_msec_t retry_at_ = 0;
   std::deque<Sent> sent_;
   std::size_t jobs_in_flight_ = 0;
   std::size_t writes_in_flight_ = 0;
@@ -593,140 +601,25 @@ Stats Pool::stats() const {
   return s;
 }
 
-// A read goes first where reads of this pass already wait for their sync
-// (one send for all of them, one flush on the server); else, like a write,
-// to an idle connection; else to the least loaded connection that runs
-// only reads and has room.
-Connection* Pool::connection_for(const Job& job) const {
-  Connection* best = nullptr;
-  const bool read = is_read(job.sql);
-  if (job.batch == BatchKind::settle && settles_at_limit()) return nullptr;
-  if (read) {
-    for (const auto& c : connections_) {
-      if (c->gathering_reads()) return c.get();
-    }
-  }
-  for (const auto& c : connections_) {
-    if (c->idle()) return c.get();
-  }
-  if (!read) return nullptr;
-  for (const auto& c : connections_) {
-    if (c->takes_read() && (best == nullptr || c->depth() < best->depth())) best = c.get();
-  }
-  return best;
-}
-
-bool Pool::settles_at_limit() const {
-  if (settings_.settle_connections == 0) return false;
-  const auto running = static_cast<std::size_t>(
-      std::count_if(connections_.begin(), connections_.end(), [](const auto& c) { return c->runs_settles(); }));
-  return running >= settings_.settle_connections;
-}
-
-// The oldest queued job of this kind and every other one of its kind
-// queued now (up to the limit), in the order they came; one whose
-// idempotency key is already in the batch waits for the next one. Only
-// one kind goes in a batch: settles, reversals or redemptions.
-std::vector<std::unique_ptr<Job>> Pool::take_batch(BatchKind kind) {
-  std::vector<std::unique_ptr<Job>> batch;
-  for (auto it = queue_.begin(); it != queue_.end() && batch.size() < kBatchLimit;) {
-    const auto same_key = [&](const std::unique_ptr<Job>& taken) {
-      return mr::ledger::same_idempotency_key(taken->params, (*it)->params);
-    };
-    if ((*it)->batch == kind && std::none_of(batch.begin(), batch.end(), same_key)) {
-      batch.push_back(std::move(*it));
-      it = queue_.erase(it);
-    } else {
-      ++it;
-    }
-  }
-  return batch;
-}
-
-std::uint64_t Pool::settle_arriving() {
-  const std::uint64_t ticket = next_ticket_++;
-  arriving_.insert(ticket);
-  return ticket;
-}
+std::uint64_t Pool::settle_arriving() { return arrivals_.arriving(); }
 
 void Pool::settle_arrived(std::uint64_t ticket) {
-  arriving_.erase(ticket);
-  const bool released = awaited_ != 0 && (arriving_.empty() || *arriving_.begin() > awaited_);
-  if (released && !wake_.posted) {
+  if (arrivals_.arrived(ticket) && !wake_.posted) {
     ngx_post_event(&wake_, &ngx_posted_events);
   }
-}
-
-// A connection could take the queued settles now: they wait while a settle
-// that was on its way when this wait began has not arrived, unless a full
-// batch is already queued. Settles that set out later are not waited for,
-// so a steady stream cannot hold the queue.
-bool Pool::settles_wait() {
-  if (arriving_.empty()) return false;
-  const auto queued = std::count_if(queue_.begin(), queue_.end(),
-                                    [](const auto& j) { return j->batch == BatchKind::settle; });
-  if (static_cast<std::size_t>(queued) >= kBatchLimit) return false;
-  if (awaited_ == 0) awaited_ = *arriving_.rbegin();
-  return *arriving_.begin() <= awaited_;
 }
 
 void Pool::dispatch() {
   // A callback run from here may submit again: that job just queues.
   if (dispatching_) return;
   dispatching_ = true;
-  // Settles held back by settle_connections do not hold up the jobs
-  // behind them: those go first, in order.
-  for (auto it = queue_.begin(); it != queue_.end();) {
-    const BatchKind kind = (*it)->batch;
-    const bool settle = kind == BatchKind::settle;
-    Connection* c = connection_for(**it);
-    if (c == nullptr) {
-      if (settle && settles_at_limit()) {
-        ++it;
-        continue;
-      }
-      break;
-    }
-    if (settle && settles_wait()) {
-      ++it;
-      continue;
-    }
-    if (kind != BatchKind::none) {
-      if (settle) awaited_ = 0;
-      // The first job of its kind that can go is the oldest queued: every
-      // job before it is a settle held back (by the limit or the wait).
-      auto batch = take_batch(kind);
-      if (batch.size() == 1) {
-        c->run(std::move(batch.front()));  // a lone write goes as it is
-      } else {
-        c->run_batch(std::move(batch));
-      }
-    } else {
-      auto job = std::move(*it);
-      queue_.erase(it);
-      c->run(std::move(job));
-    }
-    it = queue_.begin();
-  }
+  mr::pg::dispatch<JobTraits>(queue_, connections_, arrivals_, settings_.settle_connections);
   dispatching_ = false;
-  // Waiting jobs and nothing idle: open more connections, one per job.
-  std::size_t connecting = static_cast<std::size_t>(std::count_if(
-      connections_.begin(), connections_.end(),
-      [](const auto& c) { return c->state() == Connection::State::connecting; }));
-  for (auto& c : connections_) {
-    if (connecting >= queue_.size()) break;
-    if (c->may_connect()) {
-      c->connect();
-      if (c->state() == Connection::State::connecting) connecting++;
-    }
-  }
+  open_for_waiting(connections_, queue_.size());
 }
 
 void Pool::fail_queue_if_nothing_can_serve() {
-  const bool alive = std::any_of(connections_.begin(), connections_.end(), [](const auto& c) {
-    return c->state() != Connection::State::down;
-  });
-  if (alive) return;
+  if (!none_can_serve(connections_)) return;
   while (!queue_.empty()) {
     auto job = std::move(queue_.front());
     queue_.pop_front();

@@ -10,13 +10,15 @@
 // settles that queued while every connection was busy, or while
 // settle_connections connections ran settles, go together as one
 // mr_write_batch; reversals, or redemptions, that queued while every
-// connection was busy go together as one mr_write_batch_each (023), one op
+// connection was busy go together as one mr_write_batch_each, one op
 // per batch, with no wait of any kind (only what is queued when a
 // connection is free). A free connection takes the queued settles once the
 // settles that were already on their way to the pool when it could take
 // them (past authentication, their idempotency claim at Redis) have
 // arrived: that claim's Redis round trip at most, and no wait when nothing
 // is on its way, so a lone request is sent at once; no timer holds one.
+// Those decisions are pure code in pool_core.hpp; this file adapts them to
+// libpq and nginx.
 #pragma once
 
 #include <cstdint>
@@ -24,12 +26,12 @@
 #include <functional>
 #include <memory>
 #include <optional>
-#include <set>
 #include <string>
 #include <vector>
 
 #include "pg/pg_handles.hpp"
 #include "ledger/write_batch.hpp"
+#include "modules/ledger/pool_core.hpp"
 
 #include "ngx-boundary/nginx.hpp"
 
@@ -132,10 +134,6 @@ class Pool {
  private:
   void dispatch();
   void fail_queue_if_nothing_can_serve();
-  Connection* connection_for(const Job& job) const;
-  bool settles_at_limit() const;
-  std::vector<std::unique_ptr<Job>> take_batch(mr::ledger::BatchKind kind);
-  bool settles_wait();
 
   Settings settings_;
   ngx_log_t* log_;
@@ -143,9 +141,7 @@ class Pool {
   std::deque<std::unique_ptr<Job>> queue_;
   Stats counters_;
   bool dispatching_ = false;
-  std::set<std::uint64_t> arriving_;  // tickets of settles on their way
-  std::uint64_t next_ticket_ = 1;
-  std::uint64_t awaited_ = 0;  // queued settles wait for tickets up to this one (0: none)
+  SettleArrivals arrivals_;
   ngx_event_t wake_{};         // posted when the awaited settles have all arrived
 };
 
