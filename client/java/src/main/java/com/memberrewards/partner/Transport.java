@@ -80,10 +80,17 @@ final class Transport {
   }
 
   /** Percent-encodes one path segment: every byte but ALPHA / DIGIT / "-" / "." / "_" / "~". */
+  /**
+   * One id of a path, percent-encoded. An id the API cannot take (not 1-128
+   * printable ASCII characters) or one URL parsers resolve ("." and "..",
+   * also encoded) is refused before anything is sent, so an empty id never
+   * turns a call into a request for another path.
+   */
   static String segment(String value) {
-    if (value == null || value.isEmpty() || value.equals(".") || value.equals("..")) {
-      // Servers and URL parsers resolve "." and ".." (also encoded) as dot segments.
-      throw new IllegalArgumentException("\"" + value + "\" cannot be sent as a path segment");
+    boolean valid = value != null && !value.isEmpty() && value.length() <= 128 && !value.equals(".")
+        && !value.equals("..") && value.chars().allMatch(c -> c >= ' ' && c <= '~');
+    if (!valid) {
+      throw new IllegalArgumentException("\"" + value + "\" is no id: 1-128 printable ASCII characters, not . or ..");
     }
     return encode(value);
   }

@@ -83,11 +83,16 @@ class ClientTest {
   }
 
   @Test
-  void dotSegmentsAreRefusedBeforeSending() throws Exception {
+  void idsTheApiCannotTakeAreRefusedBeforeSending() throws Exception {
     try (StubServer s = new StubServer((r, ex, i) -> ok(ex, 200, "{}"))) {
       MemberRewardsClient c = client(s).build();
       assertThrows(IllegalArgumentException.class, () -> c.members().balance(".."));
       assertThrows(IllegalArgumentException.class, () -> c.members().balance(""));
+      for (String bad : List.of("x".repeat(129), "tab\there", "caf\u00e9")) {
+        assertThrows(IllegalArgumentException.class, () -> c.members().balance(bad));
+        assertThrows(IllegalArgumentException.class,
+            () -> c.testHelpers().payout(bad, MemberRewardsClient.PayoutOutcome.SUCCEEDED, null));
+      }
       assertEquals(0, s.requests.size());
     }
   }
