@@ -81,6 +81,9 @@ class WebhookVectors(unittest.TestCase):
         with self.assertRaises(WebhookVerificationError) as caught:
             Webhook("whsec_not*base64").verify(b"{}", headers, now=5)
         self.assertEqual(caught.exception.reason, "invalid_secret")
+        with self.assertRaises(WebhookVerificationError) as caught:
+            Webhook([])
+        self.assertEqual(caught.exception.reason, "invalid_secret")
 
 
 if __name__ == "__main__":
