@@ -203,7 +203,42 @@ func escapeSegment(s string, keep string) string {
 	return b.String()
 }
 
-func seg(s string) string { return escapeSegment(s, "") }
+// ErrInvalidArgument is an argument refused before anything is sent: an id
+// the API cannot take (not 1-128 printable ASCII characters) or one a URL
+// resolver would fold ("." or ".."), so an empty id never turns a call into
+// a request for another path. Test it with errors.Is.
+var ErrInvalidArgument = errors.New("memberrewards: invalid argument")
+
+// idPath is prefix + the percent-encoded id + suffix, or ErrInvalidArgument.
+func idPath(prefix, id, suffix string) (string, error) {
+	valid := len(id) >= 1 && len(id) <= 128 && id != "." && id != ".."
+	for i := 0; valid && i < len(id); i++ {
+		valid = id[i] >= ' ' && id[i] <= '~'
+	}
+	if !valid {
+		return "", fmt.Errorf("%w: %q is no id (1-128 printable ASCII characters, not \".\" or \"..\")", ErrInvalidArgument, id)
+	}
+	return prefix + escapeSegment(id, "") + suffix, nil
+}
+
+// call runs one logical call and returns its typed answer, or nil and the error.
+func call[T any](c *Client, ctx context.Context, method, path string, query []param, body map[string]interface{},
+	opts []CallOption) (*T, error) {
+	var out T
+	if err := c.do(ctx, method, path, query, body, &out, opts); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// Answer is in every POST's answer: IdempotentReplay is true when the
+// service replayed the stored answer of an earlier call under the same
+// idempotency key (X-MR-Idempotent-Replay).
+type Answer struct {
+	IdempotentReplay bool `json:"-"`
+}
+
+func (a *Answer) setReplay(replayed bool) { a.IdempotentReplay = replayed }
 
 type param struct{ name, value string }
 
@@ -341,6 +376,9 @@ func (c *Client) do(ctx context.Context, method, path string, query []param, bod
 			if err := json.Unmarshal(data, out); err != nil {
 				return &APIError{Status: resp.StatusCode, Code: "invalid_response", RequestID: resp.Header.Get("X-Request-Id"),
 					Message: "the answer does not have the documented shape: " + err.Error()}
+			}
+			if a, ok := out.(interface{ setReplay(bool) }); ok {
+				a.setReplay(resp.Header.Get("X-MR-Idempotent-Replay") == "true")
 			}
 			return nil
 		}

@@ -13,6 +13,7 @@ import (
 	"net/http/httptest"
 	"regexp"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -545,5 +546,62 @@ func TestWebhookEndpointCalls(t *testing.T) {
 	}
 	if string(reqs[2].Body) != `{"partnerRef":"club-1","since":"2026-11-26T00:00:00Z"}` {
 		t.Fatal(string(reqs[2].Body))
+	}
+}
+
+func TestEveryErrorComesWithANilAnswer(t *testing.T) {
+	s := newStub(t)
+	s.fallback = failJSON(404, "cardholder_not_found", nil, "")
+	c, _ := newTestClient(t, s.URL, Config{})
+	ctx := context.Background()
+	redemption, err := c.CreateRedemption(ctx, RedemptionRequest{RequestID: "rq-1", Member: MemberRef{"m-1"},
+		Redemption: RedemptionAmount{Points: 400, Currency: "GBP"}})
+	if redemption != nil || err == nil {
+		t.Fatalf("CreateRedemption: %v %v", redemption, err)
+	}
+	balance, err := c.GetBalance(ctx, "m-1")
+	if balance != nil || err == nil {
+		t.Fatalf("GetBalance: %v %v", balance, err)
+	}
+	endpoints, err := c.ListWebhookEndpoints(ctx)
+	if endpoints != nil || err == nil {
+		t.Fatalf("ListWebhookEndpoints: %v %v", endpoints, err)
+	}
+}
+
+func TestAnIDTheAPICannotTakeIsRefusedBeforeSending(t *testing.T) {
+	s := newStub(t)
+	c, _ := newTestClient(t, s.URL, Config{})
+	ctx := context.Background()
+	for _, bad := range []string{"", ".", "..", strings.Repeat("x", 129), "tab\there", "caf\u00e9"} {
+		paid, err := c.TestHelperPayout(ctx, bad, PayoutSucceeded, "")
+		if paid != nil || !errors.Is(err, ErrInvalidArgument) {
+			t.Errorf("TestHelperPayout(%q): %v %v", bad, paid, err)
+		}
+		if _, err := c.GetBalance(ctx, bad); !errors.Is(err, ErrInvalidArgument) {
+			t.Errorf("GetBalance(%q): %v", bad, err)
+		}
+	}
+	if n := len(s.requests()); n != 0 {
+		t.Fatalf("%d requests sent", n)
+	}
+}
+
+func TestAReplayedAnswerSaysSo(t *testing.T) {
+	s := newStub(t)
+	member := `{"externalMemberId":"m-1","status":"created","payoutReady":false}`
+	s.script = []answer{okJSON(201, member), func(w http.ResponseWriter, r recorded) {
+		w.Header().Set("X-MR-Idempotent-Replay", "true")
+		okJSON(201, member)(w, r)
+	}}
+	c, _ := newTestClient(t, s.URL, Config{})
+	in := MemberInput{ExternalMemberID: "m-1", FirstName: "A", LastName: "L", Email: "a@example.com"}
+	first, err := c.UpsertMember(context.Background(), in, WithIdempotencyKey("k-1"))
+	if err != nil || first.IdempotentReplay {
+		t.Fatalf("first: %+v %v", first, err)
+	}
+	again, err := c.UpsertMember(context.Background(), in, WithIdempotencyKey("k-1"))
+	if err != nil || !again.IdempotentReplay || again.Status != "created" {
+		t.Fatalf("again: %+v %v", again, err)
 	}
 }

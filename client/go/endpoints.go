@@ -27,8 +27,7 @@ func before(b *int64) string {
 
 // UpsertMember creates (Status "created") or updates ("updated") a member: POST /api/v1/members.
 func (c *Client) UpsertMember(ctx context.Context, m MemberInput, opts ...CallOption) (*MemberResult, error) {
-	var out MemberResult
-	return &out, c.do(ctx, "POST", "/api/v1/members", nil, map[string]interface{}{"member": m}, &out, opts)
+	return call[MemberResult](c, ctx, "POST", "/api/v1/members", nil, map[string]interface{}{"member": m}, opts)
 }
 
 // CloseMember closes a member; its available balance goes back to the club's pool.
@@ -37,14 +36,20 @@ func (c *Client) CloseMember(ctx context.Context, externalMemberID, reason strin
 	if reason != "" {
 		body["reason"] = reason
 	}
-	var out ClosedMember
-	return &out, c.do(ctx, "POST", "/api/v1/members/"+seg(externalMemberID)+"/close", nil, body, &out, opts)
+	path, err := idPath("/api/v1/members/", externalMemberID, "/close")
+	if err != nil {
+		return nil, err
+	}
+	return call[ClosedMember](c, ctx, "POST", path, nil, body, opts)
 }
 
 // GetBalance: GET /api/v1/members/{id}/balance.
 func (c *Client) GetBalance(ctx context.Context, externalMemberID string) (*Balance, error) {
-	var out Balance
-	return &out, c.do(ctx, "GET", "/api/v1/members/"+seg(externalMemberID)+"/balance", nil, nil, &out, nil)
+	path, err := idPath("/api/v1/members/", externalMemberID, "/balance")
+	if err != nil {
+		return nil, err
+	}
+	return call[Balance](c, ctx, "GET", path, nil, nil, nil)
 }
 
 // PointsParams selects a page of the points history. Limit 0 is the
@@ -57,9 +62,12 @@ type PointsParams struct {
 
 // ListPoints returns one page of the member's ledger, newest first.
 func (c *Client) ListPoints(ctx context.Context, externalMemberID string, p PointsParams) (*PointsPage, error) {
-	var out PointsPage
 	q := []param{{"filter", p.Filter}, {"limit", itoa(p.Limit)}, {"before", before(p.Before)}}
-	return &out, c.do(ctx, "GET", "/api/v1/members/"+seg(externalMemberID)+"/points", q, nil, &out, nil)
+	path, err := idPath("/api/v1/members/", externalMemberID, "/points")
+	if err != nil {
+		return nil, err
+	}
+	return call[PointsPage](c, ctx, "GET", path, q, nil, nil)
 }
 
 // IterPoints walks the member's whole ledger, newest first.
@@ -83,9 +91,12 @@ type HistoryParams struct {
 
 // ListTransactions returns one page of the member's settled and reversed transactions, newest first.
 func (c *Client) ListTransactions(ctx context.Context, externalMemberID string, p HistoryParams) (*TransactionsPage, error) {
-	var out TransactionsPage
 	q := []param{{"limit", itoa(p.Limit)}, {"before", before(p.Before)}}
-	return &out, c.do(ctx, "GET", "/api/v1/members/"+seg(externalMemberID)+"/transactions", q, nil, &out, nil)
+	path, err := idPath("/api/v1/members/", externalMemberID, "/transactions")
+	if err != nil {
+		return nil, err
+	}
+	return call[TransactionsPage](c, ctx, "GET", path, q, nil, nil)
 }
 
 // IterTransactions walks the member's whole transaction history, newest first.
@@ -114,8 +125,7 @@ func (c *Client) SettleTransaction(ctx context.Context, r SettleRequest, opts ..
 			"settledAt": rfc3339(t.SettledAt),
 		},
 	}
-	var out SettledResult
-	return &out, c.do(ctx, "POST", "/api/v1/transactions/settled", nil, body, &out, opts)
+	return call[SettledResult](c, ctx, "POST", "/api/v1/transactions/settled", nil, body, opts)
 }
 
 // ReverseTransaction reverses (part of) a settled transaction: POST /api/v1/transactions/reversed.
@@ -128,8 +138,7 @@ func (c *Client) ReverseTransaction(ctx context.Context, r ReverseRequest, opts 
 	if r.Reason != "" {
 		body["reason"] = r.Reason
 	}
-	var out ReversedResult
-	return &out, c.do(ctx, "POST", "/api/v1/transactions/reversed", nil, body, &out, opts)
+	return call[ReversedResult](c, ctx, "POST", "/api/v1/transactions/reversed", nil, body, opts)
 }
 
 // ---- redemptions ----
@@ -137,14 +146,16 @@ func (c *Client) ReverseTransaction(ctx context.Context, r ReverseRequest, opts 
 // CreateRedemption reserves the points; the payout follows (Status payout_pending).
 func (c *Client) CreateRedemption(ctx context.Context, r RedemptionRequest, opts ...CallOption) (*RedemptionAccepted, error) {
 	body := map[string]interface{}{"requestId": r.RequestID, "member": r.Member, "redemption": r.Redemption}
-	var out RedemptionAccepted
-	return &out, c.do(ctx, "POST", "/api/v1/redemptions", nil, body, &out, opts)
+	return call[RedemptionAccepted](c, ctx, "POST", "/api/v1/redemptions", nil, body, opts)
 }
 
 // GetRedemption: GET /api/v1/redemptions/{id}.
 func (c *Client) GetRedemption(ctx context.Context, redemptionID string) (*Redemption, error) {
-	var out Redemption
-	return &out, c.do(ctx, "GET", "/api/v1/redemptions/"+seg(redemptionID), nil, nil, &out, nil)
+	path, err := idPath("/api/v1/redemptions/", redemptionID, "")
+	if err != nil {
+		return nil, err
+	}
+	return call[Redemption](c, ctx, "GET", path, nil, nil, nil)
 }
 
 // RedemptionsParams filters and pages the club's redemptions.
@@ -160,8 +171,7 @@ type RedemptionsParams struct {
 func (c *Client) ListRedemptions(ctx context.Context, p RedemptionsParams) (*RedemptionsPage, error) {
 	q := []param{{"requestId", p.RequestID}, {"externalMemberId", p.ExternalMemberID}, {"status", p.Status},
 		{"limit", itoa(p.Limit)}, {"before", before(p.Before)}}
-	var out RedemptionsPage
-	return &out, c.do(ctx, "GET", "/api/v1/redemptions", q, nil, &out, nil)
+	return call[RedemptionsPage](c, ctx, "GET", "/api/v1/redemptions", q, nil, nil)
 }
 
 // IterRedemptions walks every matching redemption, newest first.
@@ -178,23 +188,25 @@ func (c *Client) IterRedemptions(ctx context.Context, p RedemptionsParams) *Iter
 }
 
 // TestHelperPayout (sandbox only) moves a redemption's payout as the
-// operator's report would; outcome is "succeeded" or "failed". It returns
-// the redemption after the move.
-func (c *Client) TestHelperPayout(ctx context.Context, redemptionID, outcome, failureReason string, opts ...CallOption) (*Redemption, error) {
+// operator's report would: PayoutSucceeded, or PayoutFailed with an optional
+// failureReason ("" for none). It returns the redemption after the move.
+func (c *Client) TestHelperPayout(ctx context.Context, redemptionID string, outcome PayoutOutcome, failureReason string, opts ...CallOption) (*Redemption, error) {
 	body := map[string]interface{}{"outcome": outcome}
 	if failureReason != "" {
 		body["failureReason"] = failureReason
 	}
-	var out Redemption
-	return &out, c.do(ctx, "POST", "/api/v1/test-helpers/redemptions/"+seg(redemptionID)+"/payout", nil, body, &out, opts)
+	path, err := idPath("/api/v1/test-helpers/redemptions/", redemptionID, "/payout")
+	if err != nil {
+		return nil, err
+	}
+	return call[Redemption](c, ctx, "POST", path, nil, body, opts)
 }
 
 // ---- club ----
 
 // GetClub returns the calling key's club: GET /api/v1/club.
 func (c *Client) GetClub(ctx context.Context) (*Club, error) {
-	var out Club
-	return &out, c.do(ctx, "GET", "/api/v1/club", nil, nil, &out, nil)
+	return call[Club](c, ctx, "GET", "/api/v1/club", nil, nil, nil)
 }
 
 // ---- events ----
@@ -209,8 +221,7 @@ type EventsParams struct {
 // ListEvents returns one page of the club's events, oldest first.
 func (c *Client) ListEvents(ctx context.Context, p EventsParams) (*EventsPage, error) {
 	q := []param{{"after", p.After}, {"limit", itoa(p.Limit)}, {"types", strings.Join(p.Types, ",")}}
-	var out EventsPage
-	return &out, c.do(ctx, "GET", "/api/v1/events", q, nil, &out, nil)
+	return call[EventsPage](c, ctx, "GET", "/api/v1/events", q, nil, nil)
 }
 
 // IterEvents walks the events after p.After, oldest first, until a page
@@ -245,8 +256,7 @@ func (c *Client) CreateWebhookEndpoint(ctx context.Context, in WebhookEndpointIn
 	if in.Description != "" {
 		body["description"] = in.Description
 	}
-	var out WebhookEndpoint
-	return &out, c.do(ctx, "POST", "/api/v1/webhook-endpoints", nil, body, &out, opts)
+	return call[WebhookEndpoint](c, ctx, "POST", "/api/v1/webhook-endpoints", nil, body, opts)
 }
 
 // ListWebhookEndpoints returns all of the club's endpoints (no secrets).
@@ -254,14 +264,19 @@ func (c *Client) ListWebhookEndpoints(ctx context.Context) ([]WebhookEndpoint, e
 	var out struct {
 		Entries []WebhookEndpoint `json:"entries"`
 	}
-	err := c.do(ctx, "GET", "/api/v1/webhook-endpoints", nil, nil, &out, nil)
-	return out.Entries, err
+	if err := c.do(ctx, "GET", "/api/v1/webhook-endpoints", nil, nil, &out, nil); err != nil {
+		return nil, err
+	}
+	return out.Entries, nil
 }
 
 // GetWebhookEndpoint returns one endpoint (no secret).
 func (c *Client) GetWebhookEndpoint(ctx context.Context, endpointID string) (*WebhookEndpoint, error) {
-	var out WebhookEndpoint
-	return &out, c.do(ctx, "GET", "/api/v1/webhook-endpoints/"+seg(endpointID), nil, nil, &out, nil)
+	path, err := idPath("/api/v1/webhook-endpoints/", endpointID, "")
+	if err != nil {
+		return nil, err
+	}
+	return call[WebhookEndpoint](c, ctx, "GET", path, nil, nil, nil)
 }
 
 // UpdateWebhookEndpoint changes what u sets; Status "enabled" resumes delivery.
@@ -279,28 +294,40 @@ func (c *Client) UpdateWebhookEndpoint(ctx context.Context, endpointID string, u
 	if u.Status != nil {
 		body["status"] = *u.Status
 	}
-	var out WebhookEndpoint
-	return &out, c.do(ctx, "POST", "/api/v1/webhook-endpoints/"+seg(endpointID), nil, body, &out, opts)
+	path, err := idPath("/api/v1/webhook-endpoints/", endpointID, "")
+	if err != nil {
+		return nil, err
+	}
+	return call[WebhookEndpoint](c, ctx, "POST", path, nil, body, opts)
 }
 
 // RotateWebhookSecret gives the endpoint a new secret; the old one keeps
 // signing beside it for 24 hours.
 func (c *Client) RotateWebhookSecret(ctx context.Context, endpointID string, opts ...CallOption) (*WebhookEndpoint, error) {
-	var out WebhookEndpoint
-	return &out, c.do(ctx, "POST", "/api/v1/webhook-endpoints/"+seg(endpointID)+"/rotate-secret", nil, map[string]interface{}{}, &out, opts)
+	path, err := idPath("/api/v1/webhook-endpoints/", endpointID, "/rotate-secret")
+	if err != nil {
+		return nil, err
+	}
+	return call[WebhookEndpoint](c, ctx, "POST", path, nil, map[string]interface{}{}, opts)
 }
 
 // DeleteWebhookEndpoint stops deliveries; the endpoint is then webhook_endpoint_not_found.
 func (c *Client) DeleteWebhookEndpoint(ctx context.Context, endpointID string, opts ...CallOption) (*DeletedWebhookEndpoint, error) {
-	var out DeletedWebhookEndpoint
-	return &out, c.do(ctx, "POST", "/api/v1/webhook-endpoints/"+seg(endpointID)+"/delete", nil, map[string]interface{}{}, &out, opts)
+	path, err := idPath("/api/v1/webhook-endpoints/", endpointID, "/delete")
+	if err != nil {
+		return nil, err
+	}
+	return call[DeletedWebhookEndpoint](c, ctx, "POST", path, nil, map[string]interface{}{}, opts)
 }
 
 // ListWebhookDeliveries returns one page of recent attempts, newest first.
 func (c *Client) ListWebhookDeliveries(ctx context.Context, endpointID string, p HistoryParams) (*DeliveriesPage, error) {
 	q := []param{{"limit", itoa(p.Limit)}, {"before", before(p.Before)}}
-	var out DeliveriesPage
-	return &out, c.do(ctx, "GET", "/api/v1/webhook-endpoints/"+seg(endpointID)+"/deliveries", q, nil, &out, nil)
+	path, err := idPath("/api/v1/webhook-endpoints/", endpointID, "/deliveries")
+	if err != nil {
+		return nil, err
+	}
+	return call[DeliveriesPage](c, ctx, "GET", path, q, nil, nil)
 }
 
 // IterWebhookDeliveries walks every kept attempt of the endpoint, newest first.
@@ -318,7 +345,10 @@ func (c *Client) IterWebhookDeliveries(ctx context.Context, endpointID string, p
 
 // ReplayWebhookEvents sends again every event since `since` that matches the endpoint.
 func (c *Client) ReplayWebhookEvents(ctx context.Context, endpointID string, since time.Time, opts ...CallOption) (*ReplayResult, error) {
-	var out ReplayResult
-	return &out, c.do(ctx, "POST", "/api/v1/webhook-endpoints/"+seg(endpointID)+"/replay", nil,
-		map[string]interface{}{"since": rfc3339(since)}, &out, opts)
+	path, err := idPath("/api/v1/webhook-endpoints/", endpointID, "/replay")
+	if err != nil {
+		return nil, err
+	}
+	return call[ReplayResult](c, ctx, "POST", path, nil,
+		map[string]interface{}{"since": rfc3339(since)}, opts)
 }

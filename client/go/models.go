@@ -110,12 +110,14 @@ type PartnerPool struct {
 }
 
 type MemberResult struct {
+	Answer
 	ExternalMemberID string `json:"externalMemberId"`
 	Status           string `json:"status"` // created | updated
 	PayoutReady      bool   `json:"payoutReady"`
 }
 
 type ClosedMember struct {
+	Answer
 	ExternalMemberID string    `json:"externalMemberId"`
 	Status           string    `json:"status"`
 	ClosedAt         time.Time `json:"closedAt"`
@@ -123,6 +125,7 @@ type ClosedMember struct {
 }
 
 type SettledResult struct {
+	Answer
 	EventID               string       `json:"eventId"`
 	Status                string       `json:"status"`
 	ExternalTransactionID string       `json:"externalTransactionId"`
@@ -133,6 +136,7 @@ type SettledResult struct {
 }
 
 type ReversedResult struct {
+	Answer
 	EventID               string       `json:"eventId"`
 	Status                string       `json:"status"`
 	ExternalTransactionID string       `json:"externalTransactionId"`
@@ -201,6 +205,7 @@ type Payout struct {
 }
 
 type RedemptionAccepted struct {
+	Answer
 	RedemptionID     string   `json:"redemptionId"`
 	Status           string   `json:"status"` // payout_pending
 	ExternalMemberID string   `json:"externalMemberId"`
@@ -212,6 +217,7 @@ type RedemptionAccepted struct {
 }
 
 type Redemption struct {
+	Answer
 	RedemptionID     string    `json:"redemptionId"`
 	RequestID        string    `json:"requestId"`
 	Status           string    `json:"status"` // payout_pending | completed | failed
@@ -299,6 +305,7 @@ type EventsPage struct {
 
 // WebhookEndpoint: Secret is set only in the answers of create and rotate-secret.
 type WebhookEndpoint struct {
+	Answer
 	EndpointID     string     `json:"endpointId"` // we_...
 	URL            string     `json:"url"`
 	EventTypes     []string   `json:"eventTypes"`
@@ -312,6 +319,7 @@ type WebhookEndpoint struct {
 
 // DeletedWebhookEndpoint is the answer of a delete.
 type DeletedWebhookEndpoint struct {
+	Answer
 	EndpointID string `json:"endpointId"`
 	Deleted    bool   `json:"deleted"`
 }
@@ -332,6 +340,7 @@ type DeliveriesPage struct {
 }
 
 type ReplayResult struct {
+	Answer
 	EndpointID string `json:"endpointId"`
 	Replayed   int64  `json:"replayed"`
 }

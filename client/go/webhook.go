@@ -23,7 +23,7 @@ var (
 	ErrInvalidTimestamp        = errors.New("memberrewards: webhook-timestamp is not Unix seconds")
 	ErrTimestampOutOfTolerance = errors.New("memberrewards: webhook-timestamp is too far from now")
 	ErrNoMatchingSignature     = errors.New("memberrewards: no v1 signature matches the webhook secret")
-	ErrInvalidSecret           = errors.New("memberrewards: the webhook secret is not whsec_ + base64")
+	ErrInvalidSecret           = errors.New("memberrewards: no webhook secret, or one that is not whsec_ + base64")
 	ErrInvalidPayload          = errors.New("memberrewards: the signed webhook body is not an event object")
 )
 
@@ -46,34 +46,49 @@ func webhookMAC(key []byte, msgID, timestamp string, payload []byte) []byte {
 	return mac.Sum(nil)
 }
 
-// SignWebhook computes one "v1,<base64>" signature as the service does
-// (useful to test a receiver).
-func SignWebhook(secret, msgID string, timestamp int64, payload []byte) (string, error) {
-	key, err := webhookKey(secret)
-	if err != nil {
-		return "", err
-	}
-	return "v1," + base64.StdEncoding.EncodeToString(webhookMAC(key, msgID, strconv.FormatInt(timestamp, 10), payload)), nil
-}
-
-// WebhookVerifier checks deliveries (Standard Webhooks v1). Secrets holds
-// the endpoint's secret, or several while you rotate it; Tolerance 0 is
-// DefaultWebhookTolerance; Now nil is time.Now.
-type WebhookVerifier struct {
-	Secrets   []string
+// Webhook verifies one endpoint's deliveries (Standard Webhooks v1), in the
+// Standard Webhooks libraries' shape: made from the endpoint's secret
+// ("whsec_...", shown once in the answers of create and rotate-secret), or
+// several while you roll a rotation out (any one matching passes).
+//
+//	wh, err := memberrewards.NewWebhook(secret)
+//	event, err := wh.Verify(body, r.Header) // the raw body, before parsing it
+//
+// Tolerance 0 is DefaultWebhookTolerance; Now nil is time.Now (for tests).
+type Webhook struct {
 	Tolerance time.Duration
 	Now       func() time.Time
+	keys      [][]byte
 }
 
-// VerifyWebhook checks one delivery against the secret(s) with the default
-// tolerance and returns its event. payload is the raw body as received.
-func VerifyWebhook(payload []byte, header http.Header, secrets ...string) (*Event, error) {
-	return (&WebhookVerifier{Secrets: secrets}).Verify(payload, header)
+// NewWebhook makes the verifier of the given secret(s); ErrInvalidSecret
+// when none is given or one is not "whsec_" followed by base64.
+func NewWebhook(secrets ...string) (*Webhook, error) {
+	if len(secrets) == 0 {
+		return nil, ErrInvalidSecret
+	}
+	w := &Webhook{}
+	for _, s := range secrets {
+		key, err := webhookKey(s)
+		if err != nil {
+			return nil, err
+		}
+		w.keys = append(w.keys, key)
+	}
+	return w, nil
 }
 
-// Verify checks the headers, the timestamp (before the signatures) and
-// every space-separated v1 signature in constant time, then parses the event.
-func (v *WebhookVerifier) Verify(payload []byte, header http.Header) (*Event, error) {
+// Sign computes the "v1,<base64>" signature the service sends, with the
+// first secret (useful to test a receiver).
+func (w *Webhook) Sign(msgID string, timestamp int64, payload []byte) string {
+	return "v1," + base64.StdEncoding.EncodeToString(webhookMAC(w.keys[0], msgID, strconv.FormatInt(timestamp, 10), payload))
+}
+
+// Verify checks one delivery and returns its event: the headers, the
+// timestamp (before the signatures) and every space-separated v1 signature
+// in constant time, then it parses the event. payload is the raw body as
+// received; a refusal is one of the Err* reasons above (errors.Is).
+func (w *Webhook) Verify(payload []byte, header http.Header) (*Event, error) {
 	msgID, tsText, sigs := header.Get("webhook-id"), header.Get("webhook-timestamp"), header.Get("webhook-signature")
 	if msgID == "" || tsText == "" || sigs == "" {
 		return nil, ErrMissingHeader
@@ -87,24 +102,20 @@ func (v *WebhookVerifier) Verify(payload []byte, header http.Header) (*Event, er
 	if err != nil {
 		return nil, ErrInvalidTimestamp
 	}
-	tolerance := v.Tolerance
+	tolerance := w.Tolerance
 	if tolerance <= 0 {
 		tolerance = DefaultWebhookTolerance
 	}
 	now := time.Now()
-	if v.Now != nil {
-		now = v.Now()
+	if w.Now != nil {
+		now = w.Now()
 	}
 	sent := time.Unix(ts, 0)
 	if sent.Before(now.Add(-tolerance)) || sent.After(now.Add(tolerance)) {
 		return nil, fmt.Errorf("%w (%s)", ErrTimestampOutOfTolerance, now.Sub(sent).Round(time.Second))
 	}
 	var expected [][]byte
-	for _, s := range v.Secrets {
-		key, err := webhookKey(s)
-		if err != nil {
-			return nil, err
-		}
+	for _, key := range w.keys {
 		expected = append(expected, webhookMAC(key, msgID, tsText, payload))
 	}
 	matched := false

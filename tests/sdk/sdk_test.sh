@@ -11,6 +11,9 @@
 #   newman             the Postman collection against the stack of test.env
 #   quickstart-<sdk>   the SDK's section of docs/sdk-quickstart.md, as written
 #                      there (snippets.py extracts it), against the stack
+#   readme-<sdk>       the quick start of client/<sdk>/README.md, as written
+#                      there (its program and run.sh), run twice against the
+#                      stack, each time in an empty folder: its ids are fresh
 #
 # Nothing is written into the source tree and nothing is cached outside
 # <work dir>: npm's cache, Go's build cache, Python's bytecode, the Java and
@@ -119,6 +122,30 @@ case "$what" in
     # Its last word: the member.created webhook of its own member, verified.
     tail -n 1 run.log | grep -Eq '^verified member\.created evt_[0-9a-f]+ for qs-' ||
       { echo "sdk_test.sh: the $lang quick start did not end with its verified webhook" >&2; exit 1; }
+    ;;
+  readme-*)
+    # The README's quick start as written: its snippets in an empty folder,
+    # run.sh there, with sdk= the client/ folder (a copy here); then all of
+    # it again in a second empty folder against the same stack, as a
+    # partner runs it again (fixed ids would collide). Each run must end
+    # with the webhook it verified for its own member.
+    lang=${what#readme-}
+    stack_env
+    copy_package "$lang"
+    snippets=$work/readme/$lang-snippets
+    rm -rf "$snippets" "$work/readme/$lang"; mkdir -p "$snippets"
+    python3 "$repo/tests/sdk/snippets.py" "$client/$lang/README.md" "$snippets" >/dev/null
+    [ -f "$snippets/run.sh" ] || { echo "sdk_test.sh: no run.sh snippet in client/$lang/README.md" >&2; exit 1; }
+    for run in 1 2; do
+      scratch=$work/readme/$lang/run-$run
+      mkdir -p "$scratch"; cp -R "$snippets/." "$scratch/"
+      rc=0
+      (cd "$scratch" && sdk=$work/client bash -euo pipefail run.sh > run.log 2>&1) || rc=$?
+      sed "s/^/[run $run] /" "$scratch/run.log"
+      [ "$rc" -eq 0 ] || exit "$rc"
+      tail -n 1 "$scratch/run.log" | grep -Eq '^verified [a-z]+\.[a-z]+ evt_[0-9a-f]+ for qs-' ||
+        { echo "sdk_test.sh: run $run of the $lang README did not end with its verified webhook" >&2; exit 1; }
+    done
     ;;
   *)
     echo "sdk_test.sh: unknown step '$what'" >&2; exit 2

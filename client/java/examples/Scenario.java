@@ -28,12 +28,12 @@ import com.memberrewards.partner.RedemptionRequest;
 import com.memberrewards.partner.SettledRequest;
 import com.memberrewards.partner.TransactionEntry;
 import com.memberrewards.partner.Wallet;
+import com.memberrewards.partner.Webhook;
 import com.memberrewards.partner.WebhookDelivery;
 import com.memberrewards.partner.WebhookEndpoint;
 import com.memberrewards.partner.WebhookEndpointUpdate;
 import com.memberrewards.partner.WebhookReplayResult;
 import com.memberrewards.partner.WebhookVerificationException;
-import com.memberrewards.partner.Webhooks;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import java.io.IOException;
@@ -125,7 +125,7 @@ public final class Scenario {
         byte[] body = ex.getRequestBody().readAllBytes();
         Event event;
         try {
-          event = Webhooks.verify(secrets, ex.getRequestHeaders(), body);
+          event = new Webhook(secrets).verify(body, ex.getRequestHeaders());
         } catch (WebhookVerificationException e) {
           // Only this run's member counts: other clients of the club may share the sandbox.
           if (new String(body, StandardCharsets.UTF_8).contains("\"" + memberId + "\"")) {

@@ -307,7 +307,7 @@ def run_with_endpoint(client: mr.Client, club: mr.Club, rate: int, minimum: int,
     deliveries = receiver.wait("all %d events of the member" % len(expected),
                                lambda ds: all(n in ours(ds) for n in range(1, len(expected) + 1)))
     for d in deliveries:
-        event = mr.verify_webhook(d.body, d.headers, secrets, now=d.received)
+        event = mr.Webhook(secrets).verify(d.body, d.headers, now=d.received)
         same(event.id, d.id, "webhook-id is the event id")
         same(event.environment, "sandbox", "event environment")
     by_seq = ours(deliveries)
@@ -348,7 +348,7 @@ def run_with_endpoint(client: mr.Client, club: mr.Club, rate: int, minimum: int,
     d = ours(ds)[seq]
     same(len(d.headers["webhook-signature"].split(" ")), 2, "signatures during a rotation")
     for secret in secrets:
-        mr.verify_webhook(d.body, d.headers, secret, now=d.received)
+        mr.Webhook(secret).verify(d.body, d.headers, now=d.received)
     step("rotated secret: the next webhook carries two signatures, each secret verifies it alone")
 
     # ---- replay, update, close, delete ----

@@ -8,6 +8,7 @@
 __version__ = "0.1.0"
 
 from .client import Client, EventIterator, RetryPolicy  # noqa: E402
+from .constants import ErrorCode, EventType, PayoutOutcome  # noqa: E402
 from .errors import MemberRewardsConnectionError, MemberRewardsError  # noqa: E402
 from .models import (  # noqa: E402
     Balance, Balances, BankAccount, ClosedMember, Club, DeletedWebhookEndpoint, DeliveriesPage, Event, EventData, EventsPage, FieldProblem,
@@ -16,11 +17,11 @@ from .models import (  # noqa: E402
     ReversedTransaction, ReverseRequest, SettledResult, SettledTransaction, SettleRequest, TransactionEntry,
     TransactionsPage, Wallet, WebhookDelivery, WebhookEndpoint)
 from .signing import canonical_string, format_timestamp, sign, signed_headers  # noqa: E402
-from .webhooks import DEFAULT_TOLERANCE_SECONDS, WebhookVerificationError, sign_webhook, verify_webhook  # noqa: E402
+from .webhooks import DEFAULT_TOLERANCE_SECONDS, Webhook, WebhookVerificationError  # noqa: E402
 
 __all__ = [
-    "Client", "EventIterator", "RetryPolicy", "MemberRewardsError", "MemberRewardsConnectionError",
-    "WebhookVerificationError", "verify_webhook", "sign_webhook", "DEFAULT_TOLERANCE_SECONDS",
+    "Client", "EventIterator", "ErrorCode", "EventType", "PayoutOutcome", "RetryPolicy", "MemberRewardsError", "MemberRewardsConnectionError",
+    "Webhook", "WebhookVerificationError", "DEFAULT_TOLERANCE_SECONDS",
     "canonical_string", "format_timestamp", "sign", "signed_headers",
     "BankAccount", "Wallet", "MemberInput", "MemberRef", "SettledTransaction", "SettleRequest",
     "ReversedTransaction", "ReverseRequest", "RedemptionAmount", "RedemptionRequest",

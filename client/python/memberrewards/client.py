@@ -53,9 +53,16 @@ class _NoRedirect(urllib.request.HTTPRedirectHandler):
 
 
 def _segment(value: str) -> str:
-    """One path segment, percent-encoded (the encoded form is what gets signed)."""
-    if not value:
-        raise ValueError("an id in the path must not be empty")
+    """One path segment, percent-encoded (the encoded form is what gets signed).
+
+    An id the API cannot take (not 1-128 printable ASCII characters) or one a
+    URL resolver would fold ("." or "..") is refused before anything is sent,
+    so an empty id never becomes a request to another path.
+    """
+    if (not isinstance(value, str) or not 1 <= len(value) <= 128
+            or any(not " " <= ch <= "~" for ch in value) or value in (".", "..")):
+        raise MemberRewardsError("%r is no id: 1-128 printable ASCII characters, not \".\" or \"..\"" % (value,),
+                                 code="invalid_argument", status=0)
     return quote(value, safe="")
 
 
@@ -140,7 +147,7 @@ class Client:
 
     def _call(self, method: str, path: str, *, query: Sequence[Tuple[str, Any]] = (), body: Any = None,
               idempotency_key: Optional[str] = None) -> Any:
-        """One logical call: signs each attempt afresh, retries, returns `data` or raises."""
+        """One logical call: signs each attempt afresh, retries, returns (`data`, replayed) or raises."""
         signed_path = self._path_prefix + path
         qs = _query(query)
         url = self.base_url + path + ("?" + qs if qs else "")
@@ -170,7 +177,7 @@ class Client:
 
             error, data = self._outcome(status, resp_headers, raw)
             if error is None:
-                return data
+                return data, resp_headers is not None and resp_headers.get("X-MR-Idempotent-Replay") == "true"
             retryable = status in _RETRY_STATUSES or (status == 409 and error.code == _RETRY_CONFLICT)
             if retryable and retries < self.retry.max_retries:
                 if error.retry_after is not None:
@@ -209,9 +216,13 @@ class Client:
                                   code="unexpected_response", status=status, request_id=request_id,
                                   retry_after=retry_after), None
 
-    def _typed(self, cls: Type[T], data: Any) -> T:
+    def _typed(self, cls: Type[T], answer: Tuple[Any, bool]) -> T:
+        data, replayed = answer
         try:
-            return decode(cls, data)
+            typed = decode(cls, data)
+            if replayed and hasattr(typed, "idempotent_replay"):
+                typed.idempotent_replay = True  # type: ignore[attr-defined]
+            return typed
         except ResponseShapeError as exc:
             raise MemberRewardsError("the answer does not have the documented shape: %s" % exc,
                                      code="invalid_response", status=200) from exc

@@ -105,6 +105,8 @@ def _decode(tp: Any, value: Any, lenient: bool, path: str) -> Any:
             if f.metadata.get("raw"):
                 kwargs[f.name] = value
                 continue
+            if f.metadata.get("header"):
+                continue  # from the answer's headers, not its body
             key = _wire_name(f)
             if key in value:
                 kwargs[f.name] = _decode(hints[f.name], value[key], lenient, path + "." + key)
@@ -227,6 +229,7 @@ class MemberResult:
     external_member_id: str
     status: str  # "created" | "updated"
     payout_ready: bool
+    idempotent_replay: bool = field(default=False, compare=False, metadata={"header": True})  # X-MR-Idempotent-Replay
 
 
 @dataclass
@@ -235,6 +238,7 @@ class ClosedMember:
     status: str  # "closed"
     closed_at: str
     points_forfeited: int
+    idempotent_replay: bool = field(default=False, compare=False, metadata={"header": True})  # X-MR-Idempotent-Replay
 
 
 @dataclass
@@ -246,6 +250,7 @@ class SettledResult:
     balances: Balances
     partner: Optional[PartnerPool] = None
     ledger_group_id: Optional[str] = None
+    idempotent_replay: bool = field(default=False, compare=False, metadata={"header": True})  # X-MR-Idempotent-Replay
 
 
 @dataclass
@@ -257,6 +262,7 @@ class ReversedResult:
     balances: Balances
     partner: Optional[PartnerPool] = None
     ledger_group_id: Optional[str] = None
+    idempotent_replay: bool = field(default=False, compare=False, metadata={"header": True})  # X-MR-Idempotent-Replay
 
 
 @dataclass
@@ -332,6 +338,7 @@ class RedemptionAccepted:
     currency: str
     payout: Payout
     balances: Balances
+    idempotent_replay: bool = field(default=False, compare=False, metadata={"header": True})  # X-MR-Idempotent-Replay
 
 
 @dataclass
@@ -346,6 +353,7 @@ class Redemption:
     payout: Payout
     created_at: str
     updated_at: str
+    idempotent_replay: bool = field(default=False, compare=False, metadata={"header": True})  # X-MR-Idempotent-Replay
 
 
 @dataclass
@@ -421,12 +429,14 @@ class WebhookEndpoint:
     secret: Optional[str] = None  # only in the answers of create and rotate-secret
     created_at: Optional[str] = None
     updated_at: Optional[str] = None
+    idempotent_replay: bool = field(default=False, compare=False, metadata={"header": True})  # X-MR-Idempotent-Replay
 
 
 @dataclass
 class DeletedWebhookEndpoint:
     endpoint_id: str
     deleted: Optional[bool] = None
+    idempotent_replay: bool = field(default=False, compare=False, metadata={"header": True})  # X-MR-Idempotent-Replay
 
 
 @dataclass
@@ -454,4 +464,4 @@ class DeliveriesPage:
 class ReplayResult:
     endpoint_id: str
     replayed: int
-
+    idempotent_replay: bool = field(default=False, compare=False, metadata={"header": True})  # X-MR-Idempotent-Replay

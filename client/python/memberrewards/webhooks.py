@@ -13,7 +13,7 @@ import hashlib
 import hmac
 import json
 import time
-from typing import Iterable, List, Mapping, Optional, Sequence, Union
+from typing import List, Mapping, Optional, Sequence, Union
 
 from .models import Event, decode
 
@@ -44,14 +44,6 @@ def _secret_key(secret: str) -> bytes:
         raise WebhookVerificationError(INVALID_SECRET, "the webhook secret is not whsec_ + base64") from exc
 
 
-def sign_webhook(secret: str, msg_id: str, timestamp: int, payload: Union[bytes, str]) -> str:
-    """One "v1,<base64>" signature, as the service computes it (useful in tests of a receiver)."""
-    body = payload.encode("utf-8") if isinstance(payload, str) else payload
-    signed = msg_id.encode("utf-8") + b"." + str(timestamp).encode("ascii") + b"." + body
-    mac = hmac.new(_secret_key(secret), signed, hashlib.sha256).digest()
-    return "v1," + base64.b64encode(mac).decode("ascii")
-
-
 def _header(headers: Mapping[str, str], name: str) -> Optional[str]:
     value = headers.get(name)
     if value is None:
@@ -62,51 +54,73 @@ def _header(headers: Mapping[str, str], name: str) -> Optional[str]:
     return value if value else None
 
 
-def verify_webhook(payload: Union[bytes, str], headers: Mapping[str, str], secret: Union[str, Sequence[str]],
-                   tolerance: float = DEFAULT_TOLERANCE_SECONDS, now: Optional[float] = None) -> Event:
-    """Checks one delivery and returns its event.
+class Webhook:
+    """The verifier of one endpoint's deliveries, in the Standard Webhooks libraries' shape.
 
-    payload: the raw request body exactly as received (not re-serialised JSON).
-    headers: the request headers (any mapping; names matched case-insensitively).
-    secret: the endpoint's secret, or several (e.g. while you rotate it on your side).
-    Raises WebhookVerificationError; compares in constant time; only v1 signatures count.
+        webhook = Webhook(secret)                   # "whsec_...", or a list while a rotation rolls out
+        event = webhook.verify(raw_body, headers)   # raises WebhookVerificationError
+
+    secret: the endpoint's secret (shown once, in the answers of create and
+    rotate-secret), or several: any one matching passes.
+    tolerance: the largest distance in seconds between webhook-timestamp and now.
     """
-    body = payload.encode("utf-8") if isinstance(payload, str) else bytes(payload)
-    msg_id = _header(headers, "webhook-id")
-    ts_text = _header(headers, "webhook-timestamp")
-    sig_header = _header(headers, "webhook-signature")
-    if msg_id is None or ts_text is None or sig_header is None:
-        raise WebhookVerificationError(MISSING_HEADER, "webhook-id, webhook-timestamp and webhook-signature are required")
-    if not ts_text.isascii() or not ts_text.isdigit():
-        raise WebhookVerificationError(INVALID_TIMESTAMP, "webhook-timestamp is not Unix seconds")
-    ts = int(ts_text)
-    current = time.time() if now is None else now
-    if ts < current - tolerance or ts > current + tolerance:
-        raise WebhookVerificationError(TIMESTAMP_OUT_OF_TOLERANCE,
-                                       "webhook-timestamp is more than %g s from now" % tolerance)
 
-    secrets: Iterable[str] = [secret] if isinstance(secret, str) else secret
-    keys: List[bytes] = [_secret_key(s) for s in secrets]
-    signed = msg_id.encode("utf-8") + b"." + ts_text.encode("ascii") + b"." + body
-    expected = [hmac.new(k, signed, hashlib.sha256).digest() for k in keys]
-    matched = False
-    for candidate in sig_header.split(" "):
-        version, _, b64 = candidate.partition(",")
-        if version != "v1" or not b64:
-            continue
+    def __init__(self, secret: Union[str, Sequence[str]], tolerance: float = DEFAULT_TOLERANCE_SECONDS) -> None:
+        secrets: List[str] = [secret] if isinstance(secret, str) else list(secret)
+        if not secrets:
+            raise WebhookVerificationError(INVALID_SECRET, "no webhook secret given")
+        self._keys: List[bytes] = [_secret_key(s) for s in secrets]
+        self.tolerance = tolerance
+
+    def sign(self, msg_id: str, timestamp: int, payload: Union[bytes, str]) -> str:
+        """The "v1,<base64>" signature the service sends, with the first secret (for a receiver's tests)."""
+        body = payload.encode("utf-8") if isinstance(payload, str) else bytes(payload)
+        signed = msg_id.encode("utf-8") + b"." + str(timestamp).encode("ascii") + b"." + body
+        return "v1," + base64.b64encode(hmac.new(self._keys[0], signed, hashlib.sha256).digest()).decode("ascii")
+
+    def verify(self, payload: Union[bytes, str], headers: Mapping[str, str], *, now: Optional[float] = None) -> Event:
+        """Checks one delivery and returns its event.
+
+        payload: the raw request body exactly as received (not re-serialised JSON).
+        headers: the request headers (any mapping; names matched case-insensitively).
+        now: the clock in Unix seconds, for tests.
+        Raises WebhookVerificationError; compares in constant time; only v1 signatures count.
+        """
+        body = payload.encode("utf-8") if isinstance(payload, str) else bytes(payload)
+        msg_id = _header(headers, "webhook-id")
+        ts_text = _header(headers, "webhook-timestamp")
+        sig_header = _header(headers, "webhook-signature")
+        if msg_id is None or ts_text is None or sig_header is None:
+            raise WebhookVerificationError(MISSING_HEADER,
+                                           "webhook-id, webhook-timestamp and webhook-signature are required")
+        if not ts_text.isascii() or not ts_text.isdigit():
+            raise WebhookVerificationError(INVALID_TIMESTAMP, "webhook-timestamp is not Unix seconds")
+        ts = int(ts_text)
+        current = time.time() if now is None else now
+        if ts < current - self.tolerance or ts > current + self.tolerance:
+            raise WebhookVerificationError(TIMESTAMP_OUT_OF_TOLERANCE,
+                                           "webhook-timestamp is more than %g s from now" % self.tolerance)
+
+        signed = msg_id.encode("utf-8") + b"." + ts_text.encode("ascii") + b"." + body
+        expected = [hmac.new(k, signed, hashlib.sha256).digest() for k in self._keys]
+        matched = False
+        for candidate in sig_header.split(" "):
+            version, _, b64 = candidate.partition(",")
+            if version != "v1" or not b64:
+                continue
+            try:
+                given = base64.b64decode(b64, validate=True)
+            except (binascii.Error, ValueError):
+                continue
+            for mac in expected:
+                # No early exit: every candidate is compared against every key.
+                matched |= hmac.compare_digest(given, mac)
+        if not matched:
+            raise WebhookVerificationError(NO_MATCHING_SIGNATURE, "no v1 signature matches the webhook secret")
         try:
-            given = base64.b64decode(b64, validate=True)
-        except (binascii.Error, ValueError):
-            continue
-        for mac in expected:
-            # No early exit: every candidate is compared against every key.
-            matched |= hmac.compare_digest(given, mac)
-    if not matched:
-        raise WebhookVerificationError(NO_MATCHING_SIGNATURE, "no v1 signature matches the webhook secret")
-    try:
-        parsed = json.loads(body.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise WebhookVerificationError(INVALID_PAYLOAD, "the signed body is not JSON") from exc
-    if not isinstance(parsed, dict):
-        raise WebhookVerificationError(INVALID_PAYLOAD, "the signed body is not a JSON object")
-    return decode(Event, parsed, lenient=True)
+            parsed = json.loads(body.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError) as exc:
+            raise WebhookVerificationError(INVALID_PAYLOAD, "the signed body is not JSON") from exc
+        if not isinstance(parsed, dict):
+            raise WebhookVerificationError(INVALID_PAYLOAD, "the signed body is not a JSON object")
+        return decode(Event, parsed, lenient=True)

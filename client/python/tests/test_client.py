@@ -5,7 +5,7 @@ import threading
 import unittest
 from typing import List
 
-from memberrewards import (Client, MemberInput, MemberRef, MemberRewardsConnectionError, MemberRewardsError,
+from memberrewards import (Client, ErrorCode, PayoutOutcome, MemberInput, MemberRef, MemberRewardsConnectionError, MemberRewardsError,
                            RedemptionAmount, RedemptionRequest, RetryPolicy, SettledTransaction, SettleRequest)
 
 from .stub import StubServer, fail, ok
@@ -84,6 +84,23 @@ class ClientTest(unittest.TestCase):
         self.assertNotIn("x-mr-idempotency-key", req.headers)
         self.assertEqual(req.body, b"")
         self.assert_signed()
+
+    def test_an_id_the_api_cannot_take_is_refused_before_sending(self) -> None:
+        for bad in ("", ".", "..", "x" * 129, "tab\there", "caf\u00e9"):
+            with self.subTest(bad):
+                with self.assertRaises(MemberRewardsError) as caught:
+                    self.client.test_helper_payout(bad, PayoutOutcome.SUCCEEDED)
+                self.assertEqual((caught.exception.code, caught.exception.status), (ErrorCode.INVALID_ARGUMENT, 0))
+                with self.assertRaises(MemberRewardsError):
+                    self.client.get_balance(bad)
+        self.assertEqual(self.stub.requests, [])
+
+    def test_a_replayed_answer_says_so(self) -> None:
+        self.stub.script(ok(SETTLED), ok(SETTLED, headers={"X-MR-Idempotent-Replay": "true"}))
+        first = self.client.settle_transaction(settle_request(), idempotency_key="k-1")
+        again = self.client.settle_transaction(settle_request(), idempotency_key="k-1")
+        self.assertEqual((first.idempotent_replay, again.idempotent_replay), (False, True))
+        self.assertEqual(first, again)
 
     def test_base_url_path_prefix_is_signed(self) -> None:
         client = self.make_client("/partner/")

@@ -1,11 +1,11 @@
-"""Webhook verification against client/test-vectors.json, plus the round trip of sign_webhook."""
+"""Webhook verification against client/test-vectors.json, plus the round trip of Webhook.sign."""
 
 import json
 import pathlib
 import time
 import unittest
 
-from memberrewards import WebhookVerificationError, sign_webhook, verify_webhook
+from memberrewards import Webhook, WebhookVerificationError
 
 VECTORS = json.loads((pathlib.Path(__file__).resolve().parents[2] / "test-vectors.json").read_text("utf-8"))
 SPEC_SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
@@ -15,7 +15,7 @@ class WebhookVectors(unittest.TestCase):
     def test_signing_vectors(self) -> None:
         for v in VECTORS["webhookSigning"]["vectors"]:
             with self.subTest(v["name"]):
-                self.assertEqual(sign_webhook(v["secret"], v["msgId"], v["timestamp"], v["body"]), v["signature"])
+                self.assertEqual(Webhook(v["secret"]).sign(v["msgId"], v["timestamp"], v["body"]), v["signature"])
 
     def test_the_specification_example_is_among_them(self) -> None:
         spec = VECTORS["webhookSigning"]["vectors"][0]
@@ -30,9 +30,8 @@ class WebhookVectors(unittest.TestCase):
             with self.subTest(v["name"]):
                 tolerance = v.get("toleranceSeconds", section["defaultToleranceSeconds"])
                 secrets = v["secrets"]
-                call = lambda: verify_webhook(v["body"].encode("utf-8"), v["headers"],  # noqa: E731
-                                              secrets if len(secrets) > 1 else secrets[0],
-                                              tolerance=tolerance, now=v["now"])
+                call = lambda: Webhook(secrets if len(secrets) > 1 else secrets[0],  # noqa: E731
+                                       tolerance=tolerance).verify(v["body"].encode("utf-8"), v["headers"], now=v["now"])
                 if v["expect"] == "valid":
                     event = call()
                     self.assertEqual(event.raw, json.loads(v["body"]))
@@ -52,35 +51,38 @@ class WebhookVectors(unittest.TestCase):
         body = b'{"id":"evt_1","type":"member.created","createdAt":"x","environment":"sandbox","data":{}}'
         now = int(time.time())
         fresh = {"webhook-id": "evt_1", "webhook-timestamp": str(now),
-                 "webhook-signature": sign_webhook(SPEC_SECRET, "evt_1", now, body)}
-        self.assertEqual(verify_webhook(body, fresh, SPEC_SECRET).id, "evt_1")
+                 "webhook-signature": Webhook(SPEC_SECRET).sign("evt_1", now, body)}
+        self.assertEqual(Webhook(SPEC_SECRET).verify(body, fresh).id, "evt_1")
         old = now - 301
         stale = {"webhook-id": "evt_1", "webhook-timestamp": str(old),
-                 "webhook-signature": sign_webhook(SPEC_SECRET, "evt_1", old, body)}
+                 "webhook-signature": Webhook(SPEC_SECRET).sign("evt_1", old, body)}
         with self.assertRaises(WebhookVerificationError) as caught:
-            verify_webhook(body, stale, SPEC_SECRET)
+            Webhook(SPEC_SECRET).verify(body, stale)
         self.assertEqual(caught.exception.reason, "timestamp_out_of_tolerance")
 
     def test_rotation_each_secret_alone_verifies_the_double_signature(self) -> None:
         old, new = "whsec_" + "A" * 43 + "=", "whsec_" + "B" * 43 + "="
         body = b'{"id":"evt_2","type":"member.updated","createdAt":"x","environment":"sandbox","data":{}}'
-        header = sign_webhook(old, "evt_2", 1000, body) + " " + sign_webhook(new, "evt_2", 1000, body)
+        header = Webhook(old).sign("evt_2", 1000, body) + " " + Webhook(new).sign("evt_2", 1000, body)
         headers = {"webhook-id": "evt_2", "webhook-timestamp": "1000", "webhook-signature": header}
         for secret in (old, new, [new, old]):
-            self.assertEqual(verify_webhook(body, headers, secret, now=1000).type, "member.updated")
+            self.assertEqual(Webhook(secret).verify(body, headers, now=1000).type, "member.updated")
         with self.assertRaises(WebhookVerificationError):
-            verify_webhook(body, headers, "whsec_" + "C" * 43 + "=", now=1000)
+            Webhook("whsec_" + "C" * 43 + "=").verify(body, headers, now=1000)
 
     def test_signed_body_that_is_not_json(self) -> None:
-        headers = {"webhook-id": "m", "webhook-timestamp": "5", "webhook-signature": sign_webhook(SPEC_SECRET, "m", 5, b"[1")}
+        headers = {"webhook-id": "m", "webhook-timestamp": "5", "webhook-signature": Webhook(SPEC_SECRET).sign("m", 5, b"[1")}
         with self.assertRaises(WebhookVerificationError) as caught:
-            verify_webhook(b"[1", headers, SPEC_SECRET, now=5)
+            Webhook(SPEC_SECRET).verify(b"[1", headers, now=5)
         self.assertEqual(caught.exception.reason, "invalid_payload")
 
     def test_bad_secret(self) -> None:
         headers = {"webhook-id": "m", "webhook-timestamp": "5", "webhook-signature": "v1,AAAA"}
         with self.assertRaises(WebhookVerificationError) as caught:
-            verify_webhook(b"{}", headers, "whsec_not*base64", now=5)
+            Webhook("whsec_not*base64").verify(b"{}", headers, now=5)
+        self.assertEqual(caught.exception.reason, "invalid_secret")
+        with self.assertRaises(WebhookVerificationError) as caught:
+            Webhook([])
         self.assertEqual(caught.exception.reason, "invalid_secret")
 
 

@@ -198,8 +198,12 @@ func poll[T any](what string, fetch func() T, done func(T) bool) T {
 }
 
 func verifyAt(d *delivery, secrets ...string) *memberrewards.Event {
-	v := memberrewards.WebhookVerifier{Secrets: secrets, Now: func() time.Time { return d.received }}
-	event, err := v.Verify(d.body, d.header)
+	wh, err := memberrewards.NewWebhook(secrets...)
+	if err != nil {
+		panic(mismatch{fmt.Sprintf("webhook secrets %v: %v", secrets, err)})
+	}
+	wh.Now = func() time.Time { return d.received }
+	event, err := wh.Verify(d.body, d.header)
 	if err != nil {
 		panic(mismatch{fmt.Sprintf("webhook %s did not verify: %v", d.id, err)})
 	}
@@ -283,7 +287,10 @@ func run(ctx context.Context, c *memberrewards.Client) {
 	created := must(c.UpsertMember(ctx, member, key))
 	same([]interface{}{created.Status, created.PayoutReady}, []interface{}{"created", true}, "first upsert")
 	expected = append(expected, "member.created")
-	same(*must(c.UpsertMember(ctx, member, key)), *created, "the same idempotency key replays the first answer")
+	again := must(c.UpsertMember(ctx, member, key))
+	check(again.IdempotentReplay && !created.IdempotentReplay, "only the second answer under the key is a replay")
+	again.IdempotentReplay = false
+	same(*again, *created, "the same idempotency key replays the first answer")
 	same(must(c.UpsertMember(ctx, member)).Status, "updated", "second upsert under a new key")
 	expected = append(expected, "member.updated")
 	step("member %s onboarded (created, replayed, updated)", memberID)

@@ -8,6 +8,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.NoSuchElementException;
+import java.util.function.BiFunction;
 import java.util.function.Function;
 
 /**
@@ -70,7 +71,9 @@ public final class MemberRewardsClient {
     return transport.call("GET", path, query, null, o, convert).data();
   }
 
-  private <T> T post(String path, Map<String, Object> fields, RequestOptions o, Function<JsonObject, T> convert) {
+  /** A POST's typed answer, told whether the service replayed it (X-MR-Idempotent-Replay). */
+  private <T> T post(String path, Map<String, Object> fields, RequestOptions o,
+      BiFunction<JsonObject, Boolean, T> convert) {
     return transport.call("POST", path, null, transport.body(fields), o, convert).data();
   }
 
@@ -366,7 +369,7 @@ public final class MemberRewardsClient {
     public JsonObject delete(String endpointId) { return delete(endpointId, null); }
 
     public JsonObject delete(String endpointId, RequestOptions o) {
-      return post(API + "/webhook-endpoints/" + seg(endpointId) + "/delete", Map.of(), o, d -> d);
+      return post(API + "/webhook-endpoints/" + seg(endpointId) + "/delete", Map.of(), o, (d, replayed) -> d);
     }
 
     /** GET /webhook-endpoints/{id}/deliveries: one page of attempts, newest first (limit, before). */

@@ -35,8 +35,19 @@ public class MemberRewardsException extends RuntimeException {
     this.idempotencyKey = idempotencyKey;
   }
 
+  /** The API's stable error code, or the client's own (see {@link ErrorCode}); a code newer than this SDK too. */
   public String code() {
     return code;
+  }
+
+  /** The code as a constant, or null for a code newer than this SDK. */
+  public ErrorCode errorCode() {
+    return ErrorCode.of(code);
+  }
+
+  /** Whether the code is {@code expected}: {@code e.is(ErrorCode.DUPLICATE_TRANSACTION)}. */
+  public boolean is(ErrorCode expected) {
+    return expected.wire().equals(code);
   }
 
   public int status() {

@@ -21,6 +21,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.BiFunction;
 import java.util.function.Function;
 
 /**
@@ -80,10 +81,17 @@ final class Transport {
   }
 
   /** Percent-encodes one path segment: every byte but ALPHA / DIGIT / "-" / "." / "_" / "~". */
+  /**
+   * One id of a path, percent-encoded. An id the API cannot take (not 1-128
+   * printable ASCII characters) or one URL parsers resolve ("." and "..",
+   * also encoded) is refused before anything is sent, so an empty id never
+   * turns a call into a request for another path.
+   */
   static String segment(String value) {
-    if (value == null || value.isEmpty() || value.equals(".") || value.equals("..")) {
-      // Servers and URL parsers resolve "." and ".." (also encoded) as dot segments.
-      throw new IllegalArgumentException("\"" + value + "\" cannot be sent as a path segment");
+    boolean valid = value != null && !value.isEmpty() && value.length() <= 128 && !value.equals(".")
+        && !value.equals("..") && value.chars().allMatch(c -> c >= ' ' && c <= '~');
+    if (!valid) {
+      throw new IllegalArgumentException("\"" + value + "\" is no id: 1-128 printable ASCII characters, not . or ..");
     }
     return encode(value);
   }
@@ -157,6 +165,12 @@ final class Transport {
 
   <T> ApiResponse<T> call(String method, String path, Map<String, Object> query, Map<String, Object> body,
       RequestOptions options, Function<JsonObject, T> convert) {
+    return call(method, path, query, body, options, (data, replayed) -> convert.apply(data));
+  }
+
+  /** As above; {@code convert} is also told whether the answer was an idempotent replay. */
+  <T> ApiResponse<T> call(String method, String path, Map<String, Object> query, Map<String, Object> body,
+      RequestOptions options, BiFunction<JsonObject, Boolean, T> convert) {
     RequestOptions opts = options == null ? RequestOptions.DEFAULT : options;
     String signedPath = basePath + path;
     URI uri = URI.create(origin + signedPath + queryString(query));
@@ -219,14 +233,14 @@ final class Transport {
       }
       if (envelope != null && status >= 200 && status < 300 && Boolean.TRUE.equals(envelope.get("ok"))
           && envelope.get("data") instanceof Map) {
+        boolean replay = response.headers().firstValue("x-mr-idempotent-replay").map("true"::equals).orElse(false);
         T data;
         try {
-          data = convert.apply(envelope.getObject("data"));
+          data = convert.apply(envelope.getObject("data"), replay);
         } catch (JsonException e) {
           throw new MemberRewardsException("invalid_response", "unexpected data: " + e.getMessage(), status,
               headerRequestId, null, null, null, idempotencyKey, e);
         }
-        boolean replay = response.headers().firstValue("x-mr-idempotent-replay").map("true"::equals).orElse(false);
         return new ApiResponse<>(data, status, headerRequestId, replay, idempotencyKey, attempt + 1);
       }
 

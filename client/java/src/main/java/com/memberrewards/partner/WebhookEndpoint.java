@@ -9,11 +9,15 @@ import java.util.List;
  * "failing", "manual" or null.
  */
 public record WebhookEndpoint(String endpointId, String url, List<String> eventTypes, String description,
-    String status, String disabledReason, String secret, Instant createdAt, Instant updatedAt) {
+    String status, String disabledReason, String secret, Instant createdAt, Instant updatedAt, boolean idempotentReplay) {
   static WebhookEndpoint from(JsonObject o) {
+    return from(o, false);
+  }
+
+  static WebhookEndpoint from(JsonObject o, boolean replay) {
     return new WebhookEndpoint(o.getString("endpointId"), o.getString("url"),
         o.has("eventTypes") && !o.isNull("eventTypes") ? o.getStrings("eventTypes") : List.of(),
         o.optString("description"), o.getString("status"), o.optString("disabledReason"), o.optString("secret"),
-        o.optInstant("createdAt"), o.optInstant("updatedAt"));
+        o.optInstant("createdAt"), o.optInstant("updatedAt"), replay);
   }
 }

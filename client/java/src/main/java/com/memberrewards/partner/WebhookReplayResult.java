@@ -1,8 +1,12 @@
 package com.memberrewards.partner;
 
 /** The answer to a replay: how many events were queued again. */
-public record WebhookReplayResult(String endpointId, long replayed) {
+public record WebhookReplayResult(String endpointId, long replayed, boolean idempotentReplay) {
   static WebhookReplayResult from(JsonObject o) {
-    return new WebhookReplayResult(o.getString("endpointId"), o.getLong("replayed"));
+    return from(o, false);
+  }
+
+  static WebhookReplayResult from(JsonObject o, boolean replay) {
+    return new WebhookReplayResult(o.getString("endpointId"), o.getLong("replayed"), replay);
   }
 }

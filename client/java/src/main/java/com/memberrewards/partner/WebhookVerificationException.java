@@ -1,7 +1,11 @@
 package com.memberrewards.partner;
 
-/** A webhook delivery that is not authentic (or not usable); {@link #reason()} says which check failed. */
-public final class WebhookVerificationException extends Exception {
+/**
+ * A webhook delivery that is not authentic (or not usable), or a secret that
+ * is none; {@link #reason()} says which check failed. Unchecked, like
+ * {@link MemberRewardsException}: answer the delivery 400.
+ */
+public final class WebhookVerificationException extends RuntimeException {
   private static final long serialVersionUID = 1L;
 
   /** The check that failed. */

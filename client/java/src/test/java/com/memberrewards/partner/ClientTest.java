@@ -4,6 +4,7 @@ import static com.memberrewards.partner.StubServer.expectedSignature;
 import static com.memberrewards.partner.StubServer.fail;
 import static com.memberrewards.partner.StubServer.ok;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -41,7 +42,7 @@ class ClientTest {
     try (StubServer s = new StubServer((r, ex, i) -> ok(ex, 201, MEMBER_DATA))) {
       MemberResult result = client(s).build().members().upsert(MEMBER.withWallet(
           new Wallet("bank", null, "active", new BankAccount("12345678", "112233", "Ada Lovelace"))));
-      assertEquals(new MemberResult("m-1", "created", false), result);
+      assertEquals(new MemberResult("m-1", "created", false, false), result);
       assertTrue(result.created());
       StubServer.Recorded r = s.requests.get(0);
       assertEquals("POST", r.method());
@@ -83,11 +84,31 @@ class ClientTest {
   }
 
   @Test
-  void dotSegmentsAreRefusedBeforeSending() throws Exception {
+  void aReplayedAnswerSaysSo() throws Exception {
+    try (StubServer s = new StubServer(inTurn((r, ex, i) -> ok(ex, 201, MEMBER_DATA), (r, ex, i) -> {
+      ex.getResponseHeaders().set("X-MR-Idempotent-Replay", "true");
+      ok(ex, 201, MEMBER_DATA);
+    }))) {
+      MemberRewardsClient c = client(s).build();
+      RequestOptions key = RequestOptions.idempotencyKey("k-1");
+      assertFalse(c.members().upsert(MEMBER, key).idempotentReplay());
+      MemberResult again = c.members().upsert(MEMBER, key);
+      assertTrue(again.idempotentReplay());
+      assertEquals("created", again.status());
+    }
+  }
+
+  @Test
+  void idsTheApiCannotTakeAreRefusedBeforeSending() throws Exception {
     try (StubServer s = new StubServer((r, ex, i) -> ok(ex, 200, "{}"))) {
       MemberRewardsClient c = client(s).build();
       assertThrows(IllegalArgumentException.class, () -> c.members().balance(".."));
       assertThrows(IllegalArgumentException.class, () -> c.members().balance(""));
+      for (String bad : List.of("x".repeat(129), "tab\there", "caf\u00e9")) {
+        assertThrows(IllegalArgumentException.class, () -> c.members().balance(bad));
+        assertThrows(IllegalArgumentException.class,
+            () -> c.testHelpers().payout(bad, MemberRewardsClient.PayoutOutcome.SUCCEEDED, null));
+      }
       assertEquals(0, s.requests.size());
     }
   }
@@ -175,6 +196,9 @@ class ClientTest {
       RedemptionRequest rq = new RedemptionRequest("rq-1", "m-1", 100, "GBP");
       MemberRewardsException e2 = assertThrows(MemberRewardsException.class, () -> c.redemptions().create(rq));
       assertEquals("duplicate_request_id", e2.code());
+      assertTrue(e2.is(ErrorCode.DUPLICATE_REQUEST_ID));
+      assertEquals(ErrorCode.DUPLICATE_REQUEST_ID, e2.errorCode());
+      assertNull(ErrorCode.of("a_code_newer_than_this_sdk"));
       assertEquals("rdm_first", e2.redemptionId());
       assertEquals(409, e2.status());
       MemberRewardsException e3 = assertThrows(MemberRewardsException.class, () -> c.redemptions().create(rq));

@@ -36,7 +36,7 @@ class TestVectorsTest {
     assertTrue(list("webhookSigning").size() >= 1);
     assertTrue(list("webhookVerify").size() >= 10);
     assertEquals(300, vectors().getObject("webhookVerify").getLong("defaultToleranceSeconds"));
-    assertEquals(Duration.ofSeconds(300), Webhooks.DEFAULT_TOLERANCE);
+    assertEquals(Duration.ofSeconds(300), Webhook.DEFAULT_TOLERANCE);
   }
 
   @TestFactory
@@ -63,7 +63,7 @@ class TestVectorsTest {
   Stream<DynamicTest> webhookSigning() throws IOException {
     return list("webhookSigning").stream().map(v -> dynamicTest(v.getString("name"), () -> assertEquals(
         v.getString("signature"),
-        Webhooks.sign(v.getString("secret"), v.getString("msgId"), v.getLong("timestamp"),
+        new Webhook(v.getString("secret")).sign(v.getString("msgId"), v.getLong("timestamp"),
             v.getString("body").getBytes(StandardCharsets.UTF_8)))));
   }
 
@@ -76,19 +76,20 @@ class TestVectorsTest {
       byte[] body = v.getString("body").getBytes(StandardCharsets.UTF_8);
       Duration tolerance = Duration.ofSeconds(v.has("toleranceSeconds") ? v.getLong("toleranceSeconds") : defaultTolerance);
       Instant now = Instant.ofEpochSecond(v.getLong("now"));
+      Webhook webhook = new Webhook(secrets, tolerance);
       if (v.getString("expect").equals("valid")) {
-        Webhooks.verifySignature(secrets, Webhooks.lookup(headers), body, tolerance, now);
+        webhook.verifySignature(body, Webhook.lookup(headers), now);
         if (v.has("eventId")) { // an event body: the full verify parses it too
-          Event e = Webhooks.verify(secrets, Webhooks.lookup(headers), body, tolerance, now);
+          Event e = webhook.verify(body, Webhook.lookup(headers), now);
           assertEquals(v.getString("eventId"), e.id());
           assertEquals(v.getString("eventType"), e.type());
         }
       } else {
         WebhookVerificationException s = assertThrows(WebhookVerificationException.class,
-            () -> Webhooks.verifySignature(secrets, Webhooks.lookup(headers), body, tolerance, now));
+            () -> webhook.verifySignature(body, Webhook.lookup(headers), now));
         assertEquals(v.getString("expect"), s.reason().code());
         WebhookVerificationException e = assertThrows(WebhookVerificationException.class,
-            () -> Webhooks.verify(secrets, Webhooks.lookup(headers), body, tolerance, now));
+            () -> webhook.verify(body, Webhook.lookup(headers), now));
         assertEquals(v.getString("expect"), e.reason().code());
       }
     }));
@@ -98,8 +99,8 @@ class TestVectorsTest {
   void specExampleWithARealClockIsExpired() throws Exception {
     List<JsonObject> all = new ArrayList<>(list("webhookVerify"));
     JsonObject v = all.get(0);
-    WebhookVerificationException e = assertThrows(WebhookVerificationException.class, () -> Webhooks.verify(
-        v.getStrings("secrets"), v.getObject("headers").asMap(), v.getString("body").getBytes(StandardCharsets.UTF_8)));
+    WebhookVerificationException e = assertThrows(WebhookVerificationException.class, () -> new Webhook(
+        v.getStrings("secrets")).verify(v.getString("body").getBytes(StandardCharsets.UTF_8), v.getObject("headers").asMap()));
     assertEquals(WebhookVerificationException.Reason.TIMESTAMP_OUT_OF_TOLERANCE, e.reason());
   }
 }

@@ -12,7 +12,7 @@ import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
-/** verifyWebhook beyond the shared vectors: the real clock, header shapes, rotation, payloads. */
+/** Webhook beyond the shared vectors: the real clock, header shapes, rotation, payloads. */
 class WebhooksTest {
   static String newSecret() {
     byte[] key = new byte[32];
@@ -30,7 +30,7 @@ class WebhooksTest {
   }
 
   Map<String, Object> headersAt(long ts) throws Exception {
-    return headersAt(ts, Webhooks.sign(secret, "evt_1", ts, body));
+    return headersAt(ts, new Webhook(secret).sign("evt_1", ts, body));
   }
 
   static WebhookVerificationException.Reason reasonOf(org.junit.jupiter.api.function.Executable run) {
@@ -39,7 +39,7 @@ class WebhooksTest {
 
   @Test
   void validNowWithTheDefaults() throws Exception {
-    Event e = Webhooks.verify(secret, headersAt(Instant.now().getEpochSecond()), body);
+    Event e = new Webhook(secret).verify(body, headersAt(Instant.now().getEpochSecond()));
     assertEquals("member.created", e.type());
     assertEquals("m-1", e.externalMemberId());
     assertEquals(1, e.memberSequence());
@@ -50,10 +50,10 @@ class WebhooksTest {
   void expiredAfterFiveMinutesEitherWay() throws Exception {
     long now = Instant.now().getEpochSecond();
     assertEquals(WebhookVerificationException.Reason.TIMESTAMP_OUT_OF_TOLERANCE,
-        reasonOf(() -> Webhooks.verify(secret, headersAt(now - 301), body)));
+        reasonOf(() -> new Webhook(secret).verify(body, headersAt(now - 301))));
     assertEquals(WebhookVerificationException.Reason.TIMESTAMP_OUT_OF_TOLERANCE,
-        reasonOf(() -> Webhooks.verify(secret, headersAt(now + 301), body)));
-    Webhooks.verify(secret, headersAt(now - 299), body);
+        reasonOf(() -> new Webhook(secret).verify(body, headersAt(now + 301))));
+    new Webhook(secret).verify(body, headersAt(now - 299));
   }
 
   @Test
@@ -61,50 +61,50 @@ class WebhooksTest {
     long now = Instant.now().getEpochSecond();
     byte[] tampered = new String(body, StandardCharsets.UTF_8).replace("m-1", "m-2").getBytes(StandardCharsets.UTF_8);
     assertEquals(WebhookVerificationException.Reason.NO_MATCHING_SIGNATURE,
-        reasonOf(() -> Webhooks.verify(secret, headersAt(now), tampered)));
+        reasonOf(() -> new Webhook(secret).verify(tampered, headersAt(now))));
   }
 
   @Test
   void twoSignaturesDuringARotation() throws Exception {
     String old = newSecret();
     long now = Instant.now().getEpochSecond();
-    String both = Webhooks.sign(old, "evt_1", now, body) + " " + Webhooks.sign(secret, "evt_1", now, body);
-    Webhooks.verify(secret, headersAt(now, both), body);
-    Webhooks.verify(old, headersAt(now, both), body);
-    Webhooks.verify(List.of(old, secret), headersAt(now, Webhooks.sign(old, "evt_1", now, body)), body);
+    String both = new Webhook(old).sign("evt_1", now, body) + " " + new Webhook(secret).sign("evt_1", now, body);
+    new Webhook(secret).verify(body, headersAt(now, both));
+    new Webhook(old).verify(body, headersAt(now, both));
+    new Webhook(List.of(old, secret)).verify(body, headersAt(now, new Webhook(old).sign("evt_1", now, body)));
     assertEquals(WebhookVerificationException.Reason.NO_MATCHING_SIGNATURE,
-        reasonOf(() -> Webhooks.verify(newSecret(), headersAt(now, both), body)));
+        reasonOf(() -> new Webhook(newSecret()).verify(body, headersAt(now, both))));
   }
 
   @Test
   void headerValuesAsListsAreJoined() throws Exception {
     long now = Instant.now().getEpochSecond();
     Map<String, Object> h = Map.of("webhook-id", List.of("evt_1"), "webhook-timestamp", List.of(String.valueOf(now)),
-        "webhook-signature", List.of("v1,AAAA", Webhooks.sign(secret, "evt_1", now, body)));
-    Webhooks.verify(secret, h, body);
+        "webhook-signature", List.of("v1,AAAA", new Webhook(secret).sign("evt_1", now, body)));
+    new Webhook(secret).verify(body, h);
   }
 
   @Test
   void aSignedBodyThatIsNotAnEventIsRefused() throws Exception {
     long now = Instant.now().getEpochSecond();
     byte[] text = "not json".getBytes(StandardCharsets.UTF_8);
-    assertEquals(WebhookVerificationException.Reason.INVALID_PAYLOAD, reasonOf(() -> Webhooks.verify(secret,
-        headersAt(now, Webhooks.sign(secret, "evt_1", now, text)), text)));
+    assertEquals(WebhookVerificationException.Reason.INVALID_PAYLOAD, reasonOf(() -> new Webhook(secret).verify(text, headersAt(now, new Webhook(secret).sign("evt_1", now, text)))));
   }
 
   @Test
   void aSecretThatIsNotBase64IsRefused() {
     long now = Instant.now().getEpochSecond();
     assertEquals(WebhookVerificationException.Reason.INVALID_SECRET,
-        reasonOf(() -> Webhooks.verify("whsec_***", headersAt(now, "v1,AAAA"), body)));
+        reasonOf(() -> new Webhook("whsec_***")));
+    assertEquals(WebhookVerificationException.Reason.INVALID_SECRET, reasonOf(() -> new Webhook(List.of())));
   }
 
   @Test
   void customToleranceAndClock() throws Exception {
     Instant at = Instant.parse("2026-11-26T10:00:00Z");
     Map<String, Object> h = headersAt(at.getEpochSecond());
-    Webhooks.verify(List.of(secret), Webhooks.lookup(h), body, Duration.ofSeconds(10), at.plusSeconds(10));
+    new Webhook(List.of(secret), Duration.ofSeconds(10)).verify(body, Webhook.lookup(h), at.plusSeconds(10));
     assertEquals(WebhookVerificationException.Reason.TIMESTAMP_OUT_OF_TOLERANCE, reasonOf(() ->
-        Webhooks.verify(List.of(secret), Webhooks.lookup(h), body, Duration.ofSeconds(10), at.plusSeconds(11))));
+        new Webhook(List.of(secret), Duration.ofSeconds(10)).verify(body, Webhook.lookup(h), at.plusSeconds(11))));
   }
 }

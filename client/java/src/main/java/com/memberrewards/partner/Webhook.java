@@ -4,6 +4,7 @@ import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.Base64;
 import java.util.Collection;
 import java.util.List;
@@ -18,39 +19,70 @@ import java.util.regex.Pattern;
  * during a secret rotation), keyed with the base64-decoded part of the secret
  * after "whsec_", over "{webhook-id}.{webhook-timestamp}.{body}".
  */
-public final class Webhooks {
+public final class Webhook {
   /** Default largest distance between webhook-timestamp and now, either way. */
   public static final Duration DEFAULT_TOLERANCE = Duration.ofMinutes(5);
 
   private static final Pattern BASE64 = Pattern.compile("[A-Za-z0-9+/]+={0,2}");
   private static final Pattern UNIX_SECONDS = Pattern.compile("[0-9]{1,15}");
 
-  private Webhooks() {}
+  private final List<byte[]> keys;
+  private final Duration tolerance;
 
   /**
-   * Verifies a delivery and returns its event, with the default tolerance and
-   * the system clock. {@code headers} is any map of header names (any case) to
-   * a String or a List of Strings, e.g. com.sun.net.httpserver.Headers or a
-   * servlet's headers copied into a map; {@code body} the raw bytes received.
+   * The verifier of one endpoint's deliveries, in the Standard Webhooks
+   * libraries' shape: made from its secret ("whsec_...", shown once in the
+   * answers of create and rotate-secret).
+   *
+   * <pre>{@code
+   * Webhook webhook = new Webhook(secret);
+   * Event event = webhook.verify(rawBody, headers); // throws WebhookVerificationException
+   * }</pre>
+   *
+   * @throws WebhookVerificationException INVALID_SECRET when it is not "whsec_" followed by base64
    */
-  public static Event verify(String secret, Map<String, ?> headers, byte[] body) throws WebhookVerificationException {
-    return verify(List.of(secret), lookup(headers), body, DEFAULT_TOLERANCE, Instant.now());
+  public Webhook(String secret) {
+    this(List.of(secret), DEFAULT_TOLERANCE);
   }
 
-  /** As {@link #verify(String, Map, byte[])}, any of several secrets (a rotation rolled out on your side). */
-  public static Event verify(Collection<String> secrets, Map<String, ?> headers, byte[] body)
-      throws WebhookVerificationException {
-    return verify(secrets, lookup(headers), body, DEFAULT_TOLERANCE, Instant.now());
+  /** Any of several secrets passes (while you roll a rotation out on your side). */
+  public Webhook(Collection<String> secrets) {
+    this(secrets, DEFAULT_TOLERANCE);
+  }
+
+  /** With another largest distance between webhook-timestamp and now. */
+  public Webhook(Collection<String> secrets, Duration tolerance) {
+    if (secrets.isEmpty()) {
+      throw new WebhookVerificationException(WebhookVerificationException.Reason.INVALID_SECRET, "no secret given");
+    }
+    List<byte[]> decoded = new ArrayList<>();
+    for (String secret : secrets) decoded.add(secretKey(secret));
+    this.keys = List.copyOf(decoded);
+    this.tolerance = tolerance;
+  }
+
+  /**
+   * Verifies a delivery and returns its event, against the system clock.
+   * {@code body} is the raw bytes received, before any parsing; {@code
+   * headers} any map of header names (any case) to a String or a List of
+   * Strings, e.g. com.sun.net.httpserver.Headers or a servlet's headers
+   * copied into a map.
+   */
+  public Event verify(byte[] body, Map<String, ?> headers) {
+    return verify(body, lookup(headers), Instant.now());
+  }
+
+  /** As {@link #verify(byte[], Map)}, for a body received as a String. */
+  public Event verify(String body, Map<String, ?> headers) {
+    return verify(body.getBytes(StandardCharsets.UTF_8), headers);
   }
 
   /**
    * The full form: {@code header} returns a header's value by its lower-case
-   * name (null if absent); {@code tolerance} and {@code now} for other windows
-   * and for tests.
+   * name (null if absent); {@code now} is the clock (for tests).
    */
-  public static Event verify(Collection<String> secrets, Function<String, String> header, byte[] body,
-      Duration tolerance, Instant now) throws WebhookVerificationException {
-    verifySignature(secrets, header, body, tolerance, now);
+  public Event verify(byte[] body, Function<String, String> header, Instant now) {
+    verifySignature(body, header, now);
     try {
       return Event.from(JsonObject.of(Json.parse(body)));
     } catch (JsonException e) {
@@ -64,8 +96,7 @@ public final class Webhooks {
    * v1 signature), whatever the body holds; throws when the message is not
    * authentic.
    */
-  public static void verifySignature(Collection<String> secrets, Function<String, String> header, byte[] body,
-      Duration tolerance, Instant now) throws WebhookVerificationException {
+  public void verifySignature(byte[] body, Function<String, String> header, Instant now) {
     String id = header.apply("webhook-id");
     String timestamp = header.apply("webhook-timestamp");
     String signatures = header.apply("webhook-signature");
@@ -84,13 +115,9 @@ public final class Webhooks {
       throw new WebhookVerificationException(WebhookVerificationException.Reason.TIMESTAMP_OUT_OF_TOLERANCE,
           "webhook-timestamp is " + distance + " s from now, beyond the tolerance");
     }
-    if (secrets.isEmpty()) {
-      throw new WebhookVerificationException(WebhookVerificationException.Reason.INVALID_SECRET, "no secret given");
-    }
     byte[] prefix = (id + "." + timestamp + ".").getBytes(StandardCharsets.UTF_8);
-    byte[][] expected = new byte[secrets.size()][];
-    int n = 0;
-    for (String secret : secrets) expected[n++] = Signing.hmacSha256(secretKey(secret), prefix, body);
+    List<byte[]> expected = new ArrayList<>();
+    for (byte[] key : keys) expected.add(Signing.hmacSha256(key, prefix, body));
 
     boolean matched = false;
     for (String part : signatures.split(" ")) {
@@ -112,13 +139,16 @@ public final class Webhooks {
     }
   }
 
-  /** The webhook-signature value the service sends for this message: "v1," + base64 HMAC. */
-  public static String sign(String secret, String id, long timestamp, byte[] body) throws WebhookVerificationException {
+  /**
+   * The webhook-signature value the service sends for this message, signed
+   * with the first secret: "v1," + base64 HMAC. Useful to test your receiver.
+   */
+  public String sign(String id, long timestamp, byte[] body) {
     byte[] prefix = (id + "." + timestamp + ".").getBytes(StandardCharsets.UTF_8);
-    return "v1," + Base64.getEncoder().encodeToString(Signing.hmacSha256(secretKey(secret), prefix, body));
+    return "v1," + Base64.getEncoder().encodeToString(Signing.hmacSha256(keys.get(0), prefix, body));
   }
 
-  private static byte[] secretKey(String secret) throws WebhookVerificationException {
+  private static byte[] secretKey(String secret) {
     String encoded = secret.startsWith("whsec_") ? secret.substring("whsec_".length()) : secret;
     if (!BASE64.matcher(encoded).matches()) {
       throw new WebhookVerificationException(WebhookVerificationException.Reason.INVALID_SECRET,
