@@ -12,11 +12,11 @@
 #include <map>
 
 #include "keys/webhook_secret.hpp"
+#include "ledger/address_policy.hpp"
 #include "ledger/statements.hpp"
 #include "ngx-boundary/guarded.hpp"
 #include "modules/common/node_metrics.hpp"
 #include "modules/ledger/pod_pools.hpp"
-#include "modules/webhooks/address_policy.hpp"
 #include "modules/webhooks/attempt_error.hpp"
 #include "modules/webhooks/standard_webhooks.hpp"
 
@@ -326,11 +326,12 @@ void Engine::send(Attempt* attempt, const PGresult* r, int row) {
   attempt->timer.log = log_;
   ngx_add_timer(&attempt->timer, settings_.timeout + kBackstopMs);
   const auto allow = [attempt, insecure](const curl_sockaddr& address) {
-    const wh::AddressClass cls = wh::classify(&address.addr, static_cast<socklen_t>(address.addrlen));
-    if (insecure || wh::is_public(cls)) return true;
+    const mr::ledger::AddressClass cls =
+        mr::ledger::classify(&address.addr, static_cast<socklen_t>(address.addrlen));
+    if (insecure || mr::ledger::is_public(cls)) return true;
     // Every address of the name is tried: the message names each refused.
     if (!attempt->refused.empty()) attempt->refused += ", ";
-    attempt->refused += address_text(address) + " is " + std::string(wh::class_name(cls));
+    attempt->refused += address_text(address) + " is " + std::string(mr::ledger::class_name(cls));
     return false;
   };
   const auto done = [this, attempt](CURLcode code) { on_done(attempt, code); };
