@@ -388,13 +388,15 @@ void Engine::on_done(Attempt* attempt, CURLcode code) {
         if (!attempt->refused.empty() && code == CURLE_COULDNT_CONNECT) {
           result.outcome = wh::Outcome::refused;
           result.error = wh::kNotPublic;
+          result.detail = attempt->refused;
           ngx_log_error(NGX_LOG_WARN, log_, 0, "mr_webhook: delivery %L attempt %d refused: %s",
                         attempt->delivery_id, attempt->number, attempt->refused.c_str());
         } else {
           result.outcome = code == CURLE_URL_MALFORMAT ? wh::Outcome::refused : wh::Outcome::failed;
           result.error = wh::attempt_error_for(code);
+          result.detail = attempt->errbuf[0] != '\0' ? attempt->errbuf : curl_easy_strerror(code);
           ngx_log_error(NGX_LOG_INFO, log_, 0, "mr_webhook: delivery %L attempt %d: %s", attempt->delivery_id,
-                        attempt->number, attempt->errbuf[0] != '\0' ? attempt->errbuf : curl_easy_strerror(code));
+                        attempt->number, result.detail.c_str());
         }
         break;
     }
@@ -408,6 +410,7 @@ void Engine::finish(Attempt* attempt, Result result) {
                                                                              attempt->started)
                            .count();
   if (result.error.size() > kMaxErrorText) result.error.resize(kMaxErrorText);
+  if (result.detail.size() > kMaxErrorText) result.detail.resize(kMaxErrorText);
   count(result.outcome, result.duration_ms);
   const std::int64_t delivery_id = attempt->delivery_id;
   const int number = attempt->number;
@@ -460,6 +463,10 @@ void Engine::flush_reports() {
     if (!r.result.error.empty()) {
       w.Key("e");
       w.String(r.result.error.data(), static_cast<rapidjson::SizeType>(r.result.error.size()));
+    }
+    if (!r.result.detail.empty()) {
+      w.Key("o");
+      w.String(r.result.detail.data(), static_cast<rapidjson::SizeType>(r.result.detail.size()));
     }
     w.Key("ms");
     w.Int64(std::min<std::int64_t>(r.result.duration_ms, 2'000'000'000));
