@@ -111,7 +111,8 @@ inline constexpr std::string_view webhook_claim =
 inline constexpr std::string_view webhook_report =
     "SELECT mr_webhook_report($1::bigint, $2::int, $3::int, $4, $5::int, $6::int, $7::int[])";
 // The reports of one pass of the engine's loop in one transaction: a jsonb
-// array of {d, a, s, e, ms, ra} (report's parameters), schedule ms[].
+// array of {d, a, s, e, ms, ra} (report's parameters) and o, the
+// operator's detail of a failure (webhook_attempts.detail), schedule ms[].
 // by_index, and each of the function's joins reads the deliveries by the
 // batch's ids (migration 025): its join of the reports (read as 100 rows)
 // to their deliveries had kept a plan made while webhook_deliveries was

@@ -1,12 +1,10 @@
 #include "ledger/webhook_requests.hpp"
 
-#include <arpa/inet.h>
-
 #include <algorithm>
 #include <charconv>
 #include <cstdint>
-#include <iterator>
 
+#include "ledger/address_policy.hpp"
 #include "ledger/json_fields.hpp"
 #include "ledger/json_text.hpp"
 #include "ledger/text_rules.hpp"
@@ -44,35 +42,12 @@ bool valid_path_and_query(std::string_view s) {
   return true;
 }
 
-// Loopback, private, link-local, shared, multicast, reserved and
-// documentation ranges: nothing a partner's public endpoint can be.
-bool public_ipv4(const unsigned char a[4]) {
-  struct Range {
-    std::uint32_t net;
-    int bits;
-  };
-  static constexpr Range kNotPublic[] = {
-      {0x00000000, 8},  {0x0a000000, 8},  {0x64400000, 10}, {0x7f000000, 8},  {0xa9fe0000, 16},
-      {0xac100000, 12}, {0xc0000000, 24}, {0xc0000200, 24}, {0xc0a80000, 16}, {0xc6120000, 15},
-      {0xc6336400, 24}, {0xcb007100, 24}, {0xe0000000, 3}};  // 224/4 multicast and 240/4 reserved
-  const std::uint32_t ip = (std::uint32_t{a[0]} << 24) | (std::uint32_t{a[1]} << 16) | (std::uint32_t{a[2]} << 8) |
-                           std::uint32_t{a[3]};
-  return std::none_of(std::begin(kNotPublic), std::end(kNotPublic), [ip](const Range& r) {
-    return (ip & (~std::uint32_t{0} << (32 - r.bits))) == r.net;
-  });
-}
-
-bool public_ipv6(const unsigned char a[16]) {
-  static constexpr unsigned char kZero[16] = {};
-  // ::ffff:a.b.c.d carries an IPv4 address: judged as that.
-  static constexpr unsigned char kMapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
-  if (std::equal(a, a + 12, kMapped)) return public_ipv4(a + 12);
-  if (std::equal(a, a + 15, kZero) && (a[15] == 0 || a[15] == 1)) return false;  // :: and ::1
-  if ((a[0] & 0xfe) == 0xfc) return false;                                       // fc00::/7 unique local
-  if (a[0] == 0xfe && (a[1] & 0xc0) == 0x80) return false;                       // fe80::/10 link-local
-  if (a[0] == 0xff) return false;                                                // multicast
-  if (a[0] == 0x20 && a[1] == 0x01 && a[2] == 0x0d && a[3] == 0xb8) return false;  // documentation
-  return true;
+// The refusal of a non-public IP literal: the class it is in, which says
+// why a spelling such as 127.1 or [::ffff:10.0.0.1] counts as what it is.
+// The class is the rule's word, not the client's bytes.
+std::string not_public(AddressClass cls) {
+  return "must name a public address, and this one is " + std::string(class_name(cls)) +
+         " (loopback and private addresses are allowed in sandbox only)";
 }
 
 void put(JsonWriter& w, const char* key, std::string_view v) {
@@ -228,13 +203,13 @@ std::optional<std::string> webhook_url_problem(std::string_view url, bool sandbo
       return "must have a port from 1 to 65535";
     }
   }
-  unsigned char address[16];
-  const std::string host_text(host);
+  // An IP literal is judged by the rule every delivery's connection is
+  // (ledger/address_policy.hpp), in every spelling libcurl and the resolver
+  // read as one; a name is judged at each connection.
   if (ipv6) {
-    if (inet_pton(AF_INET6, host_text.c_str(), address) != 1) return "must name a valid IPv6 address in [ ]";
-    if (!sandbox && !public_ipv6(address)) {
-      return "must name a public address (loopback and private addresses are allowed in sandbox only)";
-    }
+    const HostVerdict v = classify_host(authority.substr(0, host.size() + 2));
+    if (v.kind != HostKind::ip) return "must name a valid IPv6 address in [ ]";
+    if (!sandbox && !is_public(v.cls)) return not_public(v.cls);
   } else {
     if (!std::all_of(host.begin(), host.end(), is_host_char) || host.front() == '.' || host.front() == '-' ||
         host.find("..") != std::string_view::npos) {
@@ -242,12 +217,12 @@ std::optional<std::string> webhook_url_problem(std::string_view url, bool sandbo
     }
     std::string lower(host);
     std::transform(lower.begin(), lower.end(), lower.begin(), ascii_lower);
-    while (lower.ends_with('.')) lower.pop_back();
-    const bool local_name = lower == "localhost" || lower.ends_with(".localhost");
-    const bool private_v4 = inet_pton(AF_INET, host_text.c_str(), address) == 1 && !public_ipv4(address);
-    if (!sandbox && (local_name || private_v4)) {
+    if (lower.ends_with('.')) lower.pop_back();
+    if (!sandbox && (lower == "localhost" || lower.ends_with(".localhost"))) {
       return "must name a public host (loopback and private addresses are allowed in sandbox only)";
     }
+    const HostVerdict v = classify_host(host);
+    if (!sandbox && v.kind == HostKind::ip && !is_public(v.cls)) return not_public(v.cls);
   }
   if (!valid_path_and_query(tail)) return "must be a valid URL; percent-encode special characters in its path";
   return std::nullopt;

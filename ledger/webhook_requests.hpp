@@ -32,9 +32,10 @@ inline constexpr std::size_t kMaxWebhookDescription = 256;
 // Why `url` cannot be a webhook endpoint's address, or nullopt when it can:
 // an absolute http(s) URL of printable ASCII, at most 2048 bytes, with a
 // host, no user information and no fragment. `https://` only, and no
-// loopback, private or otherwise non-public IP literal or localhost, unless
-// `sandbox`. (The delivery engine checks the address a name resolves to
-// again at connect time; this only refuses early what can never work.)
+// localhost and no IP literal the delivery engine would refuse to connect
+// to (ledger/address_policy.hpp, whatever its spelling), unless `sandbox`.
+// (The engine checks the address a name resolves to at connect time; this
+// only refuses early what can never work.)
 std::optional<std::string> webhook_url_problem(std::string_view url, bool sandbox);
 
 enum class WebhookOp { create, update, rotate, remove, replay };

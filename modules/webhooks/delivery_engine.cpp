@@ -12,11 +12,11 @@
 #include <map>
 
 #include "keys/webhook_secret.hpp"
+#include "ledger/address_policy.hpp"
 #include "ledger/statements.hpp"
 #include "ngx-boundary/guarded.hpp"
 #include "modules/common/node_metrics.hpp"
 #include "modules/ledger/pod_pools.hpp"
-#include "modules/webhooks/address_policy.hpp"
 #include "modules/webhooks/attempt_error.hpp"
 #include "modules/webhooks/standard_webhooks.hpp"
 
@@ -326,11 +326,12 @@ void Engine::send(Attempt* attempt, const PGresult* r, int row) {
   attempt->timer.log = log_;
   ngx_add_timer(&attempt->timer, settings_.timeout + kBackstopMs);
   const auto allow = [attempt, insecure](const curl_sockaddr& address) {
-    const wh::AddressClass cls = wh::classify(&address.addr, static_cast<socklen_t>(address.addrlen));
-    if (insecure || wh::is_public(cls)) return true;
+    const mr::ledger::AddressClass cls =
+        mr::ledger::classify(&address.addr, static_cast<socklen_t>(address.addrlen));
+    if (insecure || mr::ledger::is_public(cls)) return true;
     // Every address of the name is tried: the message names each refused.
     if (!attempt->refused.empty()) attempt->refused += ", ";
-    attempt->refused += address_text(address) + " is " + std::string(wh::class_name(cls));
+    attempt->refused += address_text(address) + " is " + std::string(mr::ledger::class_name(cls));
     return false;
   };
   const auto done = [this, attempt](CURLcode code) { on_done(attempt, code); };
@@ -387,13 +388,15 @@ void Engine::on_done(Attempt* attempt, CURLcode code) {
         if (!attempt->refused.empty() && code == CURLE_COULDNT_CONNECT) {
           result.outcome = wh::Outcome::refused;
           result.error = wh::kNotPublic;
+          result.detail = attempt->refused;
           ngx_log_error(NGX_LOG_WARN, log_, 0, "mr_webhook: delivery %L attempt %d refused: %s",
                         attempt->delivery_id, attempt->number, attempt->refused.c_str());
         } else {
           result.outcome = code == CURLE_URL_MALFORMAT ? wh::Outcome::refused : wh::Outcome::failed;
           result.error = wh::attempt_error_for(code);
+          result.detail = attempt->errbuf[0] != '\0' ? attempt->errbuf : curl_easy_strerror(code);
           ngx_log_error(NGX_LOG_INFO, log_, 0, "mr_webhook: delivery %L attempt %d: %s", attempt->delivery_id,
-                        attempt->number, attempt->errbuf[0] != '\0' ? attempt->errbuf : curl_easy_strerror(code));
+                        attempt->number, result.detail.c_str());
         }
         break;
     }
@@ -407,6 +410,7 @@ void Engine::finish(Attempt* attempt, Result result) {
                                                                              attempt->started)
                            .count();
   if (result.error.size() > kMaxErrorText) result.error.resize(kMaxErrorText);
+  if (result.detail.size() > kMaxErrorText) result.detail.resize(kMaxErrorText);
   count(result.outcome, result.duration_ms);
   const std::int64_t delivery_id = attempt->delivery_id;
   const int number = attempt->number;
@@ -459,6 +463,10 @@ void Engine::flush_reports() {
     if (!r.result.error.empty()) {
       w.Key("e");
       w.String(r.result.error.data(), static_cast<rapidjson::SizeType>(r.result.error.size()));
+    }
+    if (!r.result.detail.empty()) {
+      w.Key("o");
+      w.String(r.result.detail.data(), static_cast<rapidjson::SizeType>(r.result.detail.size()));
     }
     w.Key("ms");
     w.Int64(std::min<std::int64_t>(r.result.duration_ms, 2'000'000'000));

@@ -63,6 +63,10 @@ class Engine {
     mr::webhooks::Outcome outcome = mr::webhooks::Outcome::failed;
     std::optional<long> status;  // an HTTP answer
     std::string error;           // none for an HTTP answer
+    // For the operator alone (webhook_attempts.detail; mrctl webhook
+    // failures): the addresses refused, libcurl's own message. Never in
+    // `error`, which the partner reads.
+    std::string detail;
     std::optional<std::int64_t> retry_after_s;
     std::int64_t duration_ms = 0;
   };

@@ -10,34 +10,35 @@
 
 #include <netinet/in.h>
 
-#include "modules/webhooks/address_policy.hpp"
+#include "ledger/address_policy.hpp"
 #include "modules/webhooks/standard_webhooks.hpp"
 #include "tests/fuzz/fuzz_check.hpp"
 
 namespace {
 
 namespace wh = mr::webhooks;
+namespace ap = mr::ledger;
 
 void addresses(std::string_view in) {
   unsigned char v6[16] = {};
   std::memcpy(v6, in.data(), std::min<std::size_t>(in.size(), 16));
-  const wh::AddressClass six = wh::classify_ipv6(std::span<const unsigned char, 16>(v6, 16));
+  const ap::AddressClass six = ap::classify_ipv6(std::span<const unsigned char, 16>(v6, 16));
   const std::uint32_t v4 = (std::uint32_t{v6[12]} << 24) | (std::uint32_t{v6[13]} << 16) |
                            (std::uint32_t{v6[14]} << 8) | v6[15];
   unsigned char mapped[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, v6[12], v6[13], v6[14], v6[15]};
-  FUZZ_CHECK(wh::classify_ipv6(std::span<const unsigned char, 16>(mapped, 16)) == wh::classify_ipv4(v4));
+  FUZZ_CHECK(ap::classify_ipv6(std::span<const unsigned char, 16>(mapped, 16)) == ap::classify_ipv4(v4));
   // Public IPv6 is global unicast (2000::/3), or an IPv4 address mapped or
   // behind the NAT64 well-known prefix.
   static constexpr unsigned char kMapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
   static constexpr unsigned char kNat64[12] = {0, 0x64, 0xff, 0x9b, 0, 0, 0, 0, 0, 0, 0, 0};
-  if (wh::is_public(six)) {
+  if (ap::is_public(six)) {
     FUZZ_CHECK((v6[0] & 0xe0) == 0x20 || std::memcmp(v6, kMapped, 12) == 0 || std::memcmp(v6, kNat64, 12) == 0);
   }
   sockaddr_in6 sa{};
   sa.sin6_family = AF_INET6;
   std::memcpy(&sa.sin6_addr, v6, 16);
-  FUZZ_CHECK(wh::classify(reinterpret_cast<const sockaddr*>(&sa), sizeof(sa)) == six);
-  FUZZ_CHECK(wh::classify(reinterpret_cast<const sockaddr*>(&sa), 8) == wh::AddressClass::unknown);
+  FUZZ_CHECK(ap::classify(reinterpret_cast<const sockaddr*>(&sa), sizeof(sa)) == six);
+  FUZZ_CHECK(ap::classify(reinterpret_cast<const sockaddr*>(&sa), 8) == ap::AddressClass::unknown);
 }
 
 }  // namespace

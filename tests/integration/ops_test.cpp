@@ -1,6 +1,7 @@
 // The ops listener: health, readiness, metrics, payout listing and results
 // over HTTP with the bearer token (contract sections 7 and 8).
 #include <atomic>
+#include <cstdio>
 #include <string>
 #include <thread>
 #include <vector>
@@ -127,6 +128,35 @@ Test(ops, webhook_endpoints_list_failures_disable_enable_replay) {
     if (!failed) std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   cr_expect(failed, "no failed attempt listed for %s", id.c_str());
+  // The operator's views carry the detail (libcurl's message, the address
+  // and port); the partner's deliveries name the rule alone.
+  const std::string kDetail = "127.0.0.1 port 9";
+  bool detailed = false;
+  auto f = o.send("GET", "/webhooks/failures?partnerRef=club-a&limit=100", "", auth());
+  const auto listed = data_of(f);
+  for (const auto& a : listed.GetArray()) {
+    if (s(a, "endpointId") != id) continue;
+    cr_expect_eq(s(a, "error"), "the connection was refused", "%s", f.body.c_str());
+    cr_assert(a.HasMember("detail") && a["detail"].IsString(), "%s", f.body.c_str());
+    detailed = detailed || s(a, "detail").find(kDetail) != std::string::npos;
+  }
+  cr_expect(detailed, "no detail naming %s in %s", kDetail.c_str(), f.body.c_str());
+  std::string mrctl_out;
+  {
+    FILE* p = ::popen((mrctl_cmd() + " webhook failures --ref club-a --limit 100").c_str(), "r");
+    cr_assert(p != nullptr);
+    char buf[4096];
+    for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) mrctl_out.append(buf, n);
+    cr_expect_eq(::pclose(p), 0, "%s", mrctl_out.c_str());
+  }
+  cr_expect(mrctl_out.find(id) != std::string::npos && mrctl_out.find(kDetail) != std::string::npos,
+            "mrctl webhook failures: %s", mrctl_out.c_str());
+  auto deliveries = c.get("/api/v1/webhook-endpoints/" + id + "/deliveries");
+  cr_assert_eq(deliveries.status, 200, "%s", deliveries.body.c_str());
+  cr_expect(deliveries.body.find("the connection was refused") != std::string::npos, "%s", deliveries.body.c_str());
+  cr_expect(deliveries.body.find("127.0.0.1") == std::string::npos &&
+                deliveries.body.find("detail") == std::string::npos,
+            "the partner sees the detail: %s", deliveries.body.c_str());
 
   auto disabled = o.send("POST", "/webhooks/" + id + "/disable", "", auth());
   cr_assert_eq(disabled.status, 200, "%s", disabled.body.c_str());

@@ -19,6 +19,7 @@
 
 #include "pg/pg_handles.hpp"
 #include "tests/integration/ledger_helpers.hpp"
+#include "tests/integration/pod_stack.hpp"
 #include "tests/integration/webhook_receiver.hpp"
 #include "tests/integration/webhook_signature.hpp"
 
@@ -318,6 +319,38 @@ Test(webhook_endpoints, every_refusal) {
   EXPECT_ERROR(c.get(std::string(kEndpoints) + "/"), 404, "not_found");
 
   cr_expect_eq(post(c, path_of(id, "delete"), ref_body("club-b")).status, 200);
+}
+
+// Production (nginx of the test's own, a database of its own): a URL
+// whose IP literal every delivery would refuse to connect to is refused at
+// creation and at update, however the literal is spelt; a public literal
+// and a name are created.
+Test(webhook_endpoints, production_refuses_every_spelling_of_a_private_literal, .timeout = 120) {
+  Database db("whprod");
+  cr_assert_eq(db.migrate().rc, 0);
+  mrctl(db.dsn(), "club create --ref club-p --name P --earn-rate-bp 100 --currencies GBP");
+  const std::string key = mrctl(db.dsn(), "key issue --ref club-p --env production");
+  NodeConf conf;
+  conf.environment = "production";
+  conf.catalogue_dsn = db.dsn();
+  conf.ledger_dsn = db.dsn();
+  Node node(conf);
+  node.start();
+  MrClient c(node.base_url(), json_field(key, "keyId"), json_field(key, "secret"));
+  for (const char* host : {"[::127.0.0.1]", "[100::1]", "[64:ff9b::7f00:1]", "[2002:7f00:1::1]", "[fe80::1%25eth0]",
+                           "0", "0177.0.0.1", "017700000001", "0x7f.0.0.1", "127.000.000.001", "127.0.1",
+                           "127.0.0.1.", "127.1", "2130706433", "0x7f000001"}) {
+    const std::string url = std::string("https://") + host + ":35051/h";
+    expect_invalid(post(c, kEndpoints, endpoint_body("club-p", url)), "url");
+  }
+  const std::string id = s(create(c, "club-p", "https://8.8.8.8:35051/h"), "endpointId");
+  s(create(c, "club-p", "https://[2606:4700::1]:35051/h"), "endpointId");
+  s(create(c, "club-p", "https://hooks.example.com/h"), "endpointId");
+  expect_invalid(post(c, path_of(id), Json().str("partnerRef", "club-p").str("url", "https://127.1:35051/h").done()),
+                 "url");
+  const auto refused = post(c, kEndpoints, endpoint_body("club-p", "https://0x7f.1:35051/h"));
+  cr_expect(refused.body.find("loopback") != std::string::npos, "names the class: %s", refused.body.c_str());
+  cr_expect(refused.body.find("0x7f") == std::string::npos, "not the spelling: %s", refused.body.c_str());
 }
 
 // At most 16 live endpoints per club; a deleted one frees its place.

@@ -6,7 +6,8 @@ AS $function$
   SELECT coalesce(jsonb_agg(j ORDER BY ms DESC), '[]'::jsonb) FROM (
     SELECT a.attempted_ms AS ms, jsonb_build_object(
              'partnerRef', c.partner_ref, 'endpointId', a.endpoint_id, 'eventId', e.event_id,
-             'attempt', a.attempt, 'status', a.status, 'error', a.error, 'durationMs', a.duration_ms,
+             'attempt', a.attempt, 'status', a.status, 'error', a.error, 'detail', a.detail,
+             'durationMs', a.duration_ms,
              'attemptedAt', mr_ms_text(a.attempted_ms)) AS j
     FROM webhook_attempts a JOIN webhook_endpoints w USING (endpoint_id) JOIN clubs c USING (club_id)
     JOIN events e USING (event_no)

@@ -14,7 +14,7 @@ BEGIN
              WHERE (x->>'s')::int IS NULL OR (x->>'s')::int NOT BETWEEN 200 AND 299) THEN
     FOR r IN
       SELECT (x->>'d')::bigint AS d, (x->>'a')::int AS a, (x->>'s')::int AS s, x->>'e' AS e,
-             (x->>'ms')::int AS ms, (x->>'ra')::int AS ra
+             (x->>'ms')::int AS ms, (x->>'ra')::int AS ra, x->>'o' AS o, w.endpoint_id
       FROM jsonb_array_elements(p_reports) x
       LEFT JOIN LATERAL (SELECT w0.endpoint_id FROM webhook_deliveries w0 WHERE w0.delivery_id = (x->>'d')::bigint LIMIT 1) w ON true
       ORDER BY w.endpoint_id, (x->>'d')::bigint
@@ -22,6 +22,15 @@ BEGIN
       delivery_id := r.d;
       attempt := r.a;
       next := mr_webhook_report(r.d, r.a, r.s, r.e, r.ms, r.ra, p_schedule_ms);
+      -- The operator's detail (o) on the attempt just recorded: the one at
+      -- its endpoint's last_attempt_ms, under the endpoint's row lock (a
+      -- stale attempt is recorded too; with no endpoint, nothing was).
+      IF r.o IS NOT NULL THEN
+        UPDATE webhook_attempts a SET detail = r.o
+        FROM webhook_endpoints w0
+        WHERE w0.endpoint_id = r.endpoint_id AND a.endpoint_id = w0.endpoint_id
+          AND a.attempted_ms = w0.last_attempt_ms;
+      END IF;
       RETURN NEXT;
     END LOOP;
     RETURN;

@@ -1,11 +1,13 @@
-#include "modules/webhooks/address_policy.hpp"
+#include "ledger/address_policy.hpp"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
 
+#include <algorithm>
 #include <cstring>
+#include <string>
 
-namespace mr::webhooks {
+namespace mr::ledger {
 namespace {
 
 struct V4Block {
@@ -131,4 +133,41 @@ AddressClass classify(const sockaddr* address, socklen_t length) {
   return AddressClass::unknown;
 }
 
-}  // namespace mr::webhooks
+HostVerdict classify_host(std::string_view host) {
+  if (host.starts_with('[')) {
+    if (host.size() < 2 || !host.ends_with(']')) return {HostKind::invalid_ipv6, AddressClass::unknown};
+    std::string_view inside = host.substr(1, host.size() - 2);
+    if (const auto percent = inside.find('%'); percent != std::string_view::npos) {
+      // RFC 6874: "%25" then the zone, unreserved characters as libcurl
+      // takes them. The zone picks an interface, not another address.
+      const std::string_view zone = inside.substr(percent);
+      const bool unreserved = std::all_of(zone.begin() + std::min<std::size_t>(zone.size(), 3), zone.end(), [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '.' ||
+               c == '_' || c == '~';
+      });
+      if (!zone.starts_with("%25") || zone.size() == 3 || !unreserved) {
+        return {HostKind::invalid_ipv6, AddressClass::unknown};
+      }
+      inside = inside.substr(0, percent);
+    }
+    const std::string text(inside);
+    in6_addr a6{};
+    if (inet_pton(AF_INET6, text.c_str(), &a6) != 1) return {HostKind::invalid_ipv6, AddressClass::unknown};
+    return {HostKind::ip, classify_ipv6(std::span<const unsigned char, 16>(a6.s6_addr, 16))};
+  }
+  std::string_view bare = host;
+  if (bare.ends_with('.')) bare.remove_suffix(1);
+  // inet_aton reads a number's digits, dots and 0x; it also stops at
+  // whitespace and ignores what follows, which no host here may contain.
+  const bool numeric_chars = !bare.empty() && std::all_of(bare.begin(), bare.end(), [](char c) {
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F') || c == 'x' || c == 'X' ||
+           c == '.';
+  });
+  if (!numeric_chars) return {};
+  const std::string text(bare);
+  in_addr a4{};
+  if (inet_aton(text.c_str(), &a4) == 0) return {};
+  return {HostKind::ip, classify_ipv4(ntohl(a4.s_addr))};
+}
+
+}  // namespace mr::ledger
