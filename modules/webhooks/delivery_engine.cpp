@@ -257,9 +257,9 @@ void Engine::begin(const PGresult* r, int row) {
   }
 }
 
-void Engine::send(Attempt* attempt, const PGresult* r, int row) {
+std::string Engine::sign(const Attempt& attempt, const PGresult* r, int row, std::string_view event_id,
+                         std::int64_t timestamp) const {
   const std::string endpoint_id(value(r, row, kEndpointId));
-  const std::string event_id(value(r, row, kEventId));
   // The signing keys: the current secret first, the previous one during a rotation.
   std::vector<std::string> keys;
   for (const int col : {kSecret, kPreviousSecret}) {
@@ -269,39 +269,38 @@ void Engine::send(Attempt* attempt, const PGresult* r, int row) {
     if (auto key = mr::webhook_signing_key(*secret)) keys.push_back(std::move(*key));
     OPENSSL_cleanse(secret->data(), secret->size());
   }
-  const std::int64_t timestamp = static_cast<std::int64_t>(ngx_time());
   std::string signature =
-      keys.empty() ? std::string() : wh::signature_header(keys, event_id, timestamp, attempt->body);
+      keys.empty() ? std::string() : wh::signature_header(keys, event_id, timestamp, attempt.body);
   for (auto& key : keys) OPENSSL_cleanse(key.data(), key.size());
-  if (signature.empty() || !header_safe(event_id)) {
-    Result result;
-    result.outcome = wh::Outcome::failed;
-    result.error = signature.empty() ? "cannot open the endpoint's signing secret (another master key?)"
-                                     : "the event id cannot be sent in a header";
-    ngx_log_error(NGX_LOG_ERR, log_, 0, "mr_webhook: delivery %L: %s", attempt->delivery_id, result.error.c_str());
-    finish(attempt, std::move(result));
-    return;
-  }
+  return signature;
+}
 
+void Engine::take_easy(Attempt& attempt) {
   if (idle_easies_.empty()) {
-    attempt->easy.reset(curl_easy_init());
+    attempt.easy.reset(curl_easy_init());
   } else {
-    attempt->easy = std::move(idle_easies_.back());  // reset when it was kept
+    attempt.easy = std::move(idle_easies_.back());  // reset when it was kept
     idle_easies_.pop_back();
   }
-  CURL* easy = attempt->easy.get();
-  if (easy == nullptr) throw std::bad_alloc();
+  if (!attempt.easy) throw std::bad_alloc();
+}
+
+void Engine::add_headers(Attempt& attempt, std::string_view event_id, std::int64_t timestamp,
+                         std::string_view signature) {
   for (const std::string& line :
        {std::string("Content-Type: application/json"), std::string("User-Agent: member-rewards-webhooks/1"),
-        "webhook-id: " + event_id, "webhook-timestamp: " + std::to_string(timestamp),
-        "webhook-signature: " + signature, std::string("Expect:")}) {
-    curl_slist* more = curl_slist_append(attempt->headers.get(), line.c_str());
+        "webhook-id: " + std::string(event_id), "webhook-timestamp: " + std::to_string(timestamp),
+        "webhook-signature: " + std::string(signature), std::string("Expect:")}) {
+    curl_slist* more = curl_slist_append(attempt.headers.get(), line.c_str());
     if (more == nullptr) throw std::bad_alloc();
-    if (!attempt->headers) attempt->headers.reset(more);
+    if (!attempt.headers) attempt.headers.reset(more);
   }
-  OPENSSL_cleanse(signature.data(), signature.size());
+}
+
+void Engine::set_transfer_options(Attempt& attempt) const {
+  CURL* easy = attempt.easy.get();
   const bool insecure = settings_.insecure_targets;
-  curl_easy_setopt(easy, CURLOPT_URL, attempt->url.c_str());
+  curl_easy_setopt(easy, CURLOPT_URL, attempt.url.c_str());
   curl_easy_setopt(easy, CURLOPT_PROTOCOLS_STR, insecure ? "http,https" : "https");
   curl_easy_setopt(easy, CURLOPT_REDIR_PROTOCOLS_STR, insecure ? "http,https" : "https");
   curl_easy_setopt(easy, CURLOPT_FOLLOWLOCATION, 0L);
@@ -313,14 +312,43 @@ void Engine::send(Attempt* attempt, const PGresult* r, int row) {
   // by itself.
   curl_easy_setopt(easy, CURLOPT_QUICK_EXIT, 1L);
   curl_easy_setopt(easy, CURLOPT_POST, 1L);
-  curl_easy_setopt(easy, CURLOPT_POSTFIELDS, attempt->body.data());
-  curl_easy_setopt(easy, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(attempt->body.size()));
-  curl_easy_setopt(easy, CURLOPT_HTTPHEADER, attempt->headers.get());
+  curl_easy_setopt(easy, CURLOPT_POSTFIELDS, attempt.body.data());
+  curl_easy_setopt(easy, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(attempt.body.size()));
+  curl_easy_setopt(easy, CURLOPT_HTTPHEADER, attempt.headers.get());
   curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS, static_cast<long>(settings_.timeout));
-  curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, attempt->errbuf);
+  curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, attempt.errbuf);
   // The answer's body is not needed: read and dropped.
   curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION,
                    mr::ngx::c_entry(+[](char*, size_t size, size_t n, void*) noexcept -> size_t { return size * n; }));
+}
+
+void Engine::send(Attempt* attempt, const PGresult* r, int row) {
+  // A fresh attempt holds no handle, header list or timer: a second send of
+  // one would put two transfers behind one report, and the delivery's
+  // attempt would be counted and reported twice.
+  if (attempt->easy || attempt->headers || attempt->timer.timer_set) {
+    ngx_log_error(NGX_LOG_ALERT, log_, 0, "mr_webhook: delivery %L attempt %d sent twice, the second dropped",
+                  attempt->delivery_id, attempt->number);
+    return;
+  }
+  const std::string event_id(value(r, row, kEventId));
+  const std::int64_t timestamp = static_cast<std::int64_t>(ngx_time());
+  std::string signature = sign(*attempt, r, row, event_id, timestamp);
+  if (signature.empty() || !header_safe(event_id)) {
+    Result result;
+    result.outcome = wh::Outcome::failed;
+    result.error = signature.empty() ? "cannot open the endpoint's signing secret (another master key?)"
+                                     : "the event id cannot be sent in a header";
+    OPENSSL_cleanse(signature.data(), signature.size());
+    ngx_log_error(NGX_LOG_ERR, log_, 0, "mr_webhook: delivery %L: %s", attempt->delivery_id, result.error.c_str());
+    finish(attempt, std::move(result));
+    return;
+  }
+  take_easy(*attempt);
+  add_headers(*attempt, event_id, timestamp, signature);
+  OPENSSL_cleanse(signature.data(), signature.size());
+  set_transfer_options(*attempt);
+  const bool insecure = settings_.insecure_targets;
   attempt->timer.handler = mr::ngx::c_entry(on_attempt_timeout);
   attempt->timer.data = attempt;
   attempt->timer.log = log_;
@@ -335,7 +363,7 @@ void Engine::send(Attempt* attempt, const PGresult* r, int row) {
     return false;
   };
   const auto done = [this, attempt](CURLcode code) { on_done(attempt, code); };
-  if (!curl_.start(easy, allow, done)) {
+  if (!curl_.start(attempt->easy.get(), allow, done)) {
     Result result;
     result.error = "libcurl refused the transfer";
     finish(attempt, std::move(result));

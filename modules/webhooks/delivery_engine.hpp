@@ -21,6 +21,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -80,7 +81,15 @@ class Engine {
   void maybe_claim();
   void on_claimed(mr::pg::Outcome&& outcome, std::int64_t limit);
   void begin(const PGresult* rows, int row);
+  // send's steps: the signature header (empty when no secret opens), a
+  // handle (a kept one first), the request's headers, libcurl's options.
   void send(Attempt* attempt, const PGresult* rows, int row);
+  std::string sign(const Attempt& attempt, const PGresult* rows, int row, std::string_view event_id,
+                   std::int64_t timestamp) const;
+  void take_easy(Attempt& attempt);
+  static void add_headers(Attempt& attempt, std::string_view event_id, std::int64_t timestamp,
+                          std::string_view signature);
+  void set_transfer_options(Attempt& attempt) const;
   void on_done(Attempt* attempt, CURLcode code);
   void finish(Attempt* attempt, Result result);
   struct Report {
