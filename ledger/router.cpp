@@ -1,6 +1,7 @@
 // Routes a request that passed the edge (contract section 1): an unknown
 // path is not_found, a known path with another method method_not_allowed.
 #include <array>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -137,6 +138,72 @@ Prepared redemptions_list(const Request& r) {
                     std::move(q.status), std::to_string(q.limit), std::move(before), std::string(r.request_id)});
 }
 
+// The path's identifier at `index`. route_of matched the path against its
+// template, so the segment is there; a miss would be a template the router
+// does not know, refused as a bad id rather than read out of range.
+std::optional<std::string> identifier_at(const std::vector<std::string_view>& parts, std::size_t index) {
+  if (index >= parts.size()) return std::nullopt;
+  return path_identifier(parts[index]);
+}
+
+// /api/v1/members/{externalMemberId}/<what>: a read of the member's
+// balance or history, or its close.
+Prepared member_route(const Request& r, Route route, const std::vector<std::string_view>& parts) {
+  auto member = identifier_at(parts, 4);
+  if (!member || parts.size() < 6) {
+    return fail(r, Error{ErrorCode::invalid_request, "Invalid member id in the path.",
+                         {{"externalMemberId", "must be 1 to 128 printable ASCII characters"}}});
+  }
+  if (route == Route::member_close) return write(r, parse_close(r.body, *member));
+  return member_read(r, *member, parts[5]);
+}
+
+// A route whose path and method matched: its statement or its refusal.
+Prepared dispatch(const Request& r, Route route, const std::vector<std::string_view>& parts) {
+  switch (route) {
+    case Route::members_create:
+      return write(r, parse_member(r.body));
+    case Route::transactions_settled:
+      return write(r, parse_settlement(r.body));
+    case Route::transactions_reversed:
+      return write(r, parse_reversal(r.body));
+    case Route::member_balance:
+    case Route::member_points:
+    case Route::member_transactions:
+    case Route::member_close:
+      return member_route(r, route, parts);
+    case Route::redemptions_create:
+      return write(r, parse_redemption(r.body));
+    case Route::redemption_get: {
+      auto id = identifier_at(parts, 4);
+      if (!id) return bad_redemption_id(r);
+      return statement(sql::redemption, {std::to_string(r.club_id), *id, std::string(r.request_id)});
+    }
+    case Route::redemptions_list:
+      return redemptions_list(r);
+    case Route::club_get:
+      return statement(sql::club, {std::to_string(r.club_id), std::string(r.environment), std::string(r.request_id)});
+    case Route::test_payout: {
+      auto id = identifier_at(parts, 5);
+      if (!id) return bad_redemption_id(r);
+      return write(r, parse_test_payout(r.body, *id));
+    }
+    case Route::events_list:
+    case Route::webhook_endpoints_list:
+    case Route::webhook_endpoints_create:
+    case Route::webhook_endpoint_get:
+    case Route::webhook_endpoint_update:
+    case Route::webhook_endpoint_rotate_secret:
+    case Route::webhook_endpoint_delete:
+    case Route::webhook_endpoint_deliveries:
+    case Route::webhook_endpoint_replay:
+      return prepare_events_and_webhooks(r, route, parts);
+    default:
+      break;
+  }
+  return fail(r, ErrorCode::not_found);
+}
+
 Prepared route(const Request& r) {
   const auto parts = segments(r.path);  // "", "api", "v1", ...
   if (parts.size() < 4 || parts[0] != "" || parts[1] != "api" || parts[2] != "v1") {
@@ -158,61 +225,7 @@ Prepared route(const Request& r) {
   }
   // The method first: a wrong one is method_not_allowed whatever the id.
   if (!route_serves(route, r.method)) return fail(r, ErrorCode::method_not_allowed);
-  const auto member_in_path = [&]() -> std::optional<std::string> { return path_identifier(parts[4]); };
-  const auto bad_member = [&] {
-    return Prepared{fail(r, Error{ErrorCode::invalid_request, "Invalid member id in the path.",
-                                  {{"externalMemberId", "must be 1 to 128 printable ASCII characters"}}})};
-  };
-
-  switch (route) {
-    case Route::members_create:
-      return write(r, parse_member(r.body));
-    case Route::transactions_settled:
-      return write(r, parse_settlement(r.body));
-    case Route::transactions_reversed:
-      return write(r, parse_reversal(r.body));
-    case Route::member_balance:
-    case Route::member_points:
-    case Route::member_transactions: {
-      auto member = member_in_path();
-      if (!member) return bad_member();
-      return member_read(r, *member, parts[5]);
-    }
-    case Route::member_close: {
-      auto member = member_in_path();
-      if (!member) return bad_member();
-      return write(r, parse_close(r.body, *member));
-    }
-    case Route::redemptions_create:
-      return write(r, parse_redemption(r.body));
-    case Route::redemption_get: {
-      auto id = path_identifier(parts[4]);
-      if (!id) return bad_redemption_id(r);
-      return statement(sql::redemption, {std::to_string(r.club_id), *id, std::string(r.request_id)});
-    }
-    case Route::redemptions_list:
-      return redemptions_list(r);
-    case Route::club_get:
-      return statement(sql::club, {std::to_string(r.club_id), std::string(r.environment), std::string(r.request_id)});
-    case Route::test_payout: {
-      auto id = path_identifier(parts[5]);
-      if (!id) return bad_redemption_id(r);
-      return write(r, parse_test_payout(r.body, *id));
-    }
-    case Route::events_list:
-    case Route::webhook_endpoints_list:
-    case Route::webhook_endpoints_create:
-    case Route::webhook_endpoint_get:
-    case Route::webhook_endpoint_update:
-    case Route::webhook_endpoint_rotate_secret:
-    case Route::webhook_endpoint_delete:
-    case Route::webhook_endpoint_deliveries:
-    case Route::webhook_endpoint_replay:
-      return prepare_events_and_webhooks(r, route, parts);
-    default:
-      break;
-  }
-  return fail(r, ErrorCode::not_found);
+  return dispatch(r, route, parts);
 }
 
 }  // namespace
