@@ -50,6 +50,12 @@ std::optional<std::string> pod_conninfo_problem(std::string_view conninfo) {
 
 std::optional<KeyEntry> make_key_entry(std::string key_id, std::string secret, std::int64_t club_id,
                                        std::string partner_ref, std::string& err, std::uint32_t pod) {
+  // HMAC accepts an empty key, which anyone can sign with: a key without
+  // its secret must never verify a request.
+  if (secret.empty()) {
+    err = "key " + key_id + " has an empty secret";
+    return std::nullopt;
+  }
   KeyEntry e;
   e.key_id = std::move(key_id);
   e.secret = std::move(secret);
@@ -68,6 +74,68 @@ std::optional<KeyEntry> make_key_entry(std::string key_id, std::string secret, s
 
 namespace {
 
+// True when the database's schema is at least the one these modules need.
+bool schema_ready(PGconn* conn, int required_schema, bool& schema_behind, std::string& err) {
+  if (required_schema <= 0) return true;
+  const auto version = schema_version(conn, err);
+  if (!version) return false;
+  if (*version < required_schema) {
+    schema_behind = true;
+    err = "the database's schema is at migration " + std::to_string(*version) + ", these modules need " +
+          std::to_string(required_schema) + ": run `mrctl migrate` (the mrctl of this release) on it";
+    return false;
+  }
+  return true;
+}
+
+// The pods' directory in its order (a KeyEntry's pod is its index + 1);
+// every conninfo must be one a worker can use without blocking.
+std::optional<std::vector<PodAddress>> read_directory(const PGresult* pods, std::string& err) {
+  std::vector<PodAddress> directory;
+  for (int i = 0; i < PQntuples(pods); ++i) {
+    PodAddress pod{pg::value(pods, i, 0), pg::value(pods, i, 1)};
+    if (auto problem = pod_conninfo_problem(pod.conninfo)) {
+      err = "pod " + pod.name + "'s conninfo cannot serve: " + *problem + " (mrctl pod set --pod " + pod.name +
+            " --conninfo ...)";
+      return std::nullopt;
+    }
+    directory.push_back(std::move(pod));
+  }
+  return directory;
+}
+
+// Row i of the keys' query (key_id, secret_sealed, club_id, partner_ref,
+// pod) as an entry, its secret opened and its pod an index in directory.
+std::optional<KeyEntry> key_of_row(const PGresult* r, int i, const MasterKey& master,
+                                   const std::vector<PodAddress>& directory, std::string& err) {
+  std::string key_id = pg::value(r, i, 0);
+  // The key id is the AAD: a sealed secret copied onto another row fails.
+  auto secret = open(master, pg::unescape_bytea(r, i, 1), key_id);
+  if (!secret) {
+    err = "the secret of key " + key_id + " does not open with this master key";
+    return std::nullopt;
+  }
+  const std::string id = pg::value(r, i, 2);
+  std::int64_t club_id = 0;
+  if (std::from_chars(id.data(), id.data() + id.size(), club_id).ptr != id.data() + id.size()) {
+    OPENSSL_cleanse(secret->data(), secret->size());
+    err = "club id \"" + id + "\" of key " + key_id + " is not an integer";
+    return std::nullopt;
+  }
+  std::uint32_t pod = 0;
+  if (!PQgetisnull(r, i, 4)) {
+    const std::string name = pg::value(r, i, 4);
+    const auto at = std::find_if(directory.begin(), directory.end(), [&](const PodAddress& p) { return p.name == name; });
+    if (at == directory.end()) {  // the foreign key forbids it; a snapshot read keeps it so
+      OPENSSL_cleanse(secret->data(), secret->size());
+      err = "club " + id + " names pod " + name + ", which the directory does not hold";
+      return std::nullopt;
+    }
+    pod = static_cast<std::uint32_t>(at - directory.begin()) + 1;
+  }
+  return make_key_entry(std::move(key_id), std::move(*secret), club_id, pg::value(r, i, 3), err, pod);
+}
+
 std::optional<KeyCatalogue> load(std::string_view dsn, const MasterKey& master, std::string_view environment,
                                  int required_schema, bool& schema_behind, std::string& err) {
   if (environment != "sandbox" && environment != "production") {
@@ -78,16 +146,7 @@ std::optional<KeyCatalogue> load(std::string_view dsn, const MasterKey& master, 
   // hang a reload for long.
   auto conn = pg::connect(dsn, err, 5, "mr-key-catalogue");
   if (!conn) return std::nullopt;
-  if (required_schema > 0) {
-    const auto version = schema_version(conn.get(), err);
-    if (!version) return std::nullopt;
-    if (*version < required_schema) {
-      schema_behind = true;
-      err = "the database's schema is at migration " + std::to_string(*version) + ", these modules need " +
-            std::to_string(required_schema) + ": run `mrctl migrate` (the mrctl of this release) on it";
-      return std::nullopt;
-    }
-  }
+  if (!schema_ready(conn.get(), required_schema, schema_behind, err)) return std::nullopt;
   // The keys and the directory as of one snapshot: a club moved between
   // the two reads would otherwise be routed by a stale row.
   if (!pg::exec(conn.get(), "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", {}, err)) return std::nullopt;
@@ -99,48 +158,15 @@ std::optional<KeyCatalogue> load(std::string_view dsn, const MasterKey& master, 
                     "WHERE k.status = 'active' AND c.status = 'active' AND k.environment = $1",
                     {std::string(environment)}, err);
   if (!r) return std::nullopt;
+  auto directory = read_directory(pods.get(), err);
+  if (!directory) return std::nullopt;
   KeyCatalogue catalogue;
-  std::vector<PodAddress> directory;
-  for (int i = 0; i < PQntuples(pods.get()); ++i) {
-    PodAddress pod{pg::value(pods.get(), i, 0), pg::value(pods.get(), i, 1)};
-    if (auto problem = pod_conninfo_problem(pod.conninfo)) {
-      err = "pod " + pod.name + "'s conninfo cannot serve: " + *problem + " (mrctl pod set --pod " + pod.name +
-            " --conninfo ...)";
-      return std::nullopt;
-    }
-    directory.push_back(std::move(pod));
-  }
   for (int i = 0; i < PQntuples(r.get()); ++i) {
-    std::string key_id = pg::value(r.get(), i, 0);
-    // The key id is the AAD: a sealed secret copied onto another row fails.
-    auto secret = open(master, pg::unescape_bytea(r.get(), i, 1), key_id);
-    if (!secret) {
-      err = "the secret of key " + key_id + " does not open with this master key";
-      return std::nullopt;
-    }
-    const std::string id = pg::value(r.get(), i, 2);
-    std::int64_t club_id = 0;
-    if (std::from_chars(id.data(), id.data() + id.size(), club_id).ptr != id.data() + id.size()) {
-      OPENSSL_cleanse(secret->data(), secret->size());
-      err = "club id \"" + id + "\" of key " + key_id + " is not an integer";
-      return std::nullopt;
-    }
-    std::uint32_t pod = 0;
-    if (!PQgetisnull(r.get(), i, 4)) {
-      const std::string name = pg::value(r.get(), i, 4);
-      const auto at = std::find_if(directory.begin(), directory.end(), [&](const PodAddress& p) { return p.name == name; });
-      if (at == directory.end()) {  // the foreign key forbids it; a snapshot read keeps it so
-        err = "club " + id + " names pod " + name + ", which the directory does not hold";
-        return std::nullopt;
-      }
-      pod = static_cast<std::uint32_t>(at - directory.begin()) + 1;
-    }
-    auto entry =
-        make_key_entry(std::move(key_id), std::move(*secret), club_id, pg::value(r.get(), i, 3), err, pod);
+    auto entry = key_of_row(r.get(), i, master, *directory, err);
     if (!entry) return std::nullopt;
     catalogue.add(std::move(*entry));
   }
-  catalogue.set_pods(std::move(directory));
+  catalogue.set_pods(std::move(*directory));
   return catalogue;
 }
 

@@ -122,6 +122,16 @@ Test(catalogue_snapshot, format_1_opens_with_every_club_home) {
   cr_expect(!mr::open_catalogue(mr::seal_catalogue(bad, master, "sandbox", 1), master, "sandbox", err).has_value());
 }
 
+// HMAC keys with an empty secret as well; such an entry would verify a
+// signature anyone can make, so no catalogue (loaded or restored) holds one.
+Test(key_entry, an_empty_secret_is_refused) {
+  std::string err;
+  cr_expect(!mr::make_key_entry("mrk_sbx_e", "", 1, "club-e", err).has_value());
+  cr_expect_eq(err, "key mrk_sbx_e has an empty secret", "%s", err.c_str());
+  err.clear();
+  cr_expect(mr::make_key_entry("mrk_sbx_e", "s", 1, "club-e", err).has_value(), "%s", err.c_str());
+}
+
 Test(catalogue_snapshot, foreign_or_tampered_is_refused) {
   const auto master = key_of(7);
   const std::string bytes = mr::seal_catalogue(two_keys(), master, "sandbox", 1);
