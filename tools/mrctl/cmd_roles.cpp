@@ -113,99 +113,100 @@ Role role_of(Context& ctx, const std::string& kind, const char* fallback) {
 
 bool yes(const pg::Result& r) { return pg::value(r.get(), 0, 0) == "t"; }
 
-// One database: the roles (made where missing), their checks, passwords,
-// the database's and schema's owner, the record in access_roles and
-// mr_apply_privileges(). Returns the database's part of the answer.
-void setup_database(Context& ctx, PGconn* conn, const std::string& pod, const Role& owner, const Role& api,
-                    rapidjson::Writer<rapidjson::StringBuffer>& w) {
-  if (!yes(ctx.exec(conn, "SELECT to_regprocedure('mr_apply_privileges()') IS NOT NULL"))) {
-    throw Failure{"the schema lacks migration 17 (017_least_privilege): run `mrctl migrate` first"};
+// Makes each role where it is missing and sets its password when one is
+// given; names them in `created` and `passwords`.
+void make_roles(Context& ctx, PGconn* conn, const Role& owner, const Role& api, std::vector<std::string>& created,
+                std::vector<std::string>& passwords) {
+  for (const Role* role : {&owner, &api}) {
+    if (!yes(ctx.exec(conn, "SELECT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = $1)", {role->name}))) {
+      ctx.exec(conn, "CREATE ROLE \"" + role->name + "\" LOGIN");
+      created.push_back(role->name);
+    }
+    if (role->password) {
+      // The verifier is computed here: the password never reaches the
+      // server (nor its log) in clear.
+      std::unique_ptr<char, decltype(&PQfreemem)> verifier(
+          PQencryptPasswordConn(conn, role->password->text().c_str(), role->name.c_str(), nullptr), PQfreemem);
+      if (!verifier) throw Failure{std::string("cannot encrypt the password: ") + PQerrorMessage(conn)};
+      std::unique_ptr<char, decltype(&PQfreemem)> literal(
+          PQescapeLiteral(conn, verifier.get(), std::strlen(verifier.get())), PQfreemem);
+      if (!literal) throw Failure{std::string("cannot quote the password: ") + PQerrorMessage(conn)};
+      ctx.exec(conn, "ALTER ROLE \"" + role->name + "\" PASSWORD " + literal.get());
+      passwords.push_back(role->name);
+    }
   }
-  std::vector<std::string> created, passwords;
-  std::string changes;
-  ctx.in_transaction(conn, [&] {
-    ctx.exec(conn, kLock);
-    for (const Role* role : {&owner, &api}) {
-      if (!yes(ctx.exec(conn, "SELECT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = $1)", {role->name}))) {
-        ctx.exec(conn, "CREATE ROLE \"" + role->name + "\" LOGIN");
-        created.push_back(role->name);
-      }
-      if (role->password) {
-        // The verifier is computed here: the password never reaches the
-        // server (nor its log) in clear.
-        std::unique_ptr<char, decltype(&PQfreemem)> verifier(
-            PQencryptPasswordConn(conn, role->password->text().c_str(), role->name.c_str(), nullptr), PQfreemem);
-        if (!verifier) throw Failure{std::string("cannot encrypt the password: ") + PQerrorMessage(conn)};
-        std::unique_ptr<char, decltype(&PQfreemem)> literal(
-            PQescapeLiteral(conn, verifier.get(), std::strlen(verifier.get())), PQfreemem);
-        if (!literal) throw Failure{std::string("cannot quote the password: ") + PQerrorMessage(conn)};
-        ctx.exec(conn, "ALTER ROLE \"" + role->name + "\" PASSWORD " + literal.get());
-        passwords.push_back(role->name);
-      }
+}
+
+void refuse_unsafe_roles(Context& ctx, PGconn* conn, const Role& owner, const Role& api) {
+  // Least privilege means nothing for a role that bypasses privileges,
+  // or that may take them (membership, new roles or databases).
+  auto a = ctx.exec(conn,
+                    "SELECT concat_ws(', ', CASE WHEN rolsuper THEN 'is a superuser' END, "
+                    "CASE WHEN rolbypassrls THEN 'bypasses row security' END, "
+                    "CASE WHEN rolcreaterole THEN 'may create roles' END, "
+                    "CASE WHEN rolcreatedb THEN 'may create databases' END, "
+                    "CASE WHEN rolreplication THEN 'may replicate' END, "
+                    "(SELECT 'is a member of ' || string_agg(g.rolname, ', ' ORDER BY g.rolname) "
+                    " FROM pg_roles g WHERE g.rolname IN ($2, 'pg_read_all_data', 'pg_write_all_data') "
+                    " AND pg_has_role(r.oid, g.oid, 'MEMBER'))) "
+                    "FROM pg_roles r WHERE r.rolname = $1",
+                    {api.name, owner.name});
+  if (const std::string why = pg::value(a.get(), 0, 0); !why.empty()) {
+    throw Failure{"the API role " + api.name + " " + why + ": give it none of that (ALTER ROLE, REVOKE) or name another"};
+  }
+  if (yes(ctx.exec(conn, "SELECT current_user = $1", {api.name}))) {
+    throw Failure{"run roles setup as a superuser, not as the API role " + api.name};
+  }
+  if (yes(ctx.exec(conn, "SELECT rolsuper FROM pg_roles WHERE rolname = $1", {owner.name}))) {
+    throw Failure{"the owner role " + owner.name + " is a superuser: the writers would run as one; name another"};
+  }
+}
+
+// A former API role keeps nothing here.
+void revoke_former_api(Context& ctx, PGconn* conn, const Role& api) {
+  auto former = ctx.exec(conn,
+                         "SELECT role_name FROM access_roles WHERE kind = 'api' AND role_name <> $1 "
+                         "AND to_regrole(quote_ident(role_name)) IS NOT NULL",
+                         {api.name});
+  if (PQntuples(former.get()) > 0) {
+    const std::string old = pg::value(former.get(), 0, 0);
+    for (const char* what : {"ALL TABLES IN SCHEMA", "ALL SEQUENCES IN SCHEMA", "ALL ROUTINES IN SCHEMA", "SCHEMA"}) {
+      auto revoke = ctx.exec(conn, "SELECT format('REVOKE ALL ON %s %I FROM %I', $1::text, current_schema(), $2::text)",
+                             {what, old});
+      ctx.exec(conn, pg::value(revoke.get(), 0, 0));
     }
-    // Least privilege means nothing for a role that bypasses privileges,
-    // or that may take them (membership, new roles or databases).
-    auto a = ctx.exec(conn,
-                      "SELECT concat_ws(', ', CASE WHEN rolsuper THEN 'is a superuser' END, "
-                      "CASE WHEN rolbypassrls THEN 'bypasses row security' END, "
-                      "CASE WHEN rolcreaterole THEN 'may create roles' END, "
-                      "CASE WHEN rolcreatedb THEN 'may create databases' END, "
-                      "CASE WHEN rolreplication THEN 'may replicate' END, "
-                      "(SELECT 'is a member of ' || string_agg(g.rolname, ', ' ORDER BY g.rolname) "
-                      " FROM pg_roles g WHERE g.rolname IN ($2, 'pg_read_all_data', 'pg_write_all_data') "
-                      " AND pg_has_role(r.oid, g.oid, 'MEMBER'))) "
-                      "FROM pg_roles r WHERE r.rolname = $1",
-                      {api.name, owner.name});
-    if (const std::string why = pg::value(a.get(), 0, 0); !why.empty()) {
-      throw Failure{"the API role " + api.name + " " + why + ": give it none of that (ALTER ROLE, REVOKE) or name another"};
-    }
-    if (yes(ctx.exec(conn, "SELECT current_user = $1", {api.name}))) {
-      throw Failure{"run roles setup as a superuser, not as the API role " + api.name};
-    }
-    if (yes(ctx.exec(conn, "SELECT rolsuper FROM pg_roles WHERE rolname = $1", {owner.name}))) {
-      throw Failure{"the owner role " + owner.name + " is a superuser: the writers would run as one; name another"};
-    }
-    // A former API role keeps nothing here.
-    auto former = ctx.exec(conn,
-                           "SELECT role_name FROM access_roles WHERE kind = 'api' AND role_name <> $1 "
-                           "AND to_regrole(quote_ident(role_name)) IS NOT NULL",
-                           {api.name});
-    if (PQntuples(former.get()) > 0) {
-      const std::string old = pg::value(former.get(), 0, 0);
-      for (const char* what : {"ALL TABLES IN SCHEMA", "ALL SEQUENCES IN SCHEMA", "ALL ROUTINES IN SCHEMA", "SCHEMA"}) {
-        auto revoke = ctx.exec(conn, "SELECT format('REVOKE ALL ON %s %I FROM %I', $1::text, current_schema(), $2::text)",
-                               {what, old});
-        ctx.exec(conn, pg::value(revoke.get(), 0, 0));
-      }
-    }
-    // The owner owns the database (and so PostgreSQL 15's public schema,
-    // whose owner is the database's) and the schema; nobody else creates
-    // in it. Each statement only when something differs.
-    auto steps = ctx.exec(conn,
-                          "SELECT s FROM (VALUES "
-                          "(1, CASE WHEN (SELECT datdba FROM pg_database WHERE datname = current_database()) "
-                          "  <> $1::regrole THEN format('ALTER DATABASE %I OWNER TO %I', current_database(), $1) END), "
-                          "(2, CASE WHEN (SELECT nspowner FROM pg_namespace WHERE oid = current_schema()::regnamespace) "
-                          "  NOT IN ($1::regrole, 'pg_database_owner'::regrole) "
-                          "  THEN format('ALTER SCHEMA %I OWNER TO %I', current_schema(), $1) END), "
-                          "(3, CASE WHEN EXISTS (SELECT 1 FROM pg_namespace n, aclexplode(n.nspacl) x "
-                          "  WHERE n.oid = current_schema()::regnamespace AND x.grantee = 0 "
-                          "  AND x.privilege_type = 'CREATE') "
-                          "  THEN format('REVOKE CREATE ON SCHEMA %I FROM PUBLIC', current_schema()) END), "
-                          "(4, CASE WHEN NOT EXISTS (SELECT 1 FROM pg_database d, aclexplode(d.datacl) x "
-                          "  WHERE d.datname = current_database() AND x.grantee = $2::regrole "
-                          "  AND x.privilege_type = 'CONNECT') "
-                          "  THEN format('GRANT CONNECT ON DATABASE %I TO %I', current_database(), $2) END)"
-                          ") v(n, s) WHERE s IS NOT NULL ORDER BY n",
-                          {owner.name, api.name});
-    for (int i = 0; i < PQntuples(steps.get()); ++i) ctx.exec(conn, pg::value(steps.get(), i, 0));
-    ctx.exec(conn,
-             "INSERT INTO access_roles (kind, role_name) VALUES ('owner', $1), ('api', $2) "
-             "ON CONFLICT (kind) DO UPDATE SET role_name = EXCLUDED.role_name "
-             "WHERE access_roles.role_name <> EXCLUDED.role_name",
-             {owner.name, api.name});
-    changes = pg::value(ctx.exec(conn, "SELECT mr_apply_privileges()").get(), 0, 0);
-  });
+  }
+}
+
+// The owner owns the database (and so PostgreSQL 15's public schema,
+// whose owner is the database's) and the schema; nobody else creates
+// in it. Each statement only when something differs.
+void give_ownership(Context& ctx, PGconn* conn, const Role& owner, const Role& api) {
+  auto steps = ctx.exec(conn,
+                        "SELECT s FROM (VALUES "
+                        "(1, CASE WHEN (SELECT datdba FROM pg_database WHERE datname = current_database()) "
+                        "  <> $1::regrole THEN format('ALTER DATABASE %I OWNER TO %I', current_database(), $1) END), "
+                        "(2, CASE WHEN (SELECT nspowner FROM pg_namespace WHERE oid = current_schema()::regnamespace) "
+                        "  NOT IN ($1::regrole, 'pg_database_owner'::regrole) "
+                        "  THEN format('ALTER SCHEMA %I OWNER TO %I', current_schema(), $1) END), "
+                        "(3, CASE WHEN EXISTS (SELECT 1 FROM pg_namespace n, aclexplode(n.nspacl) x "
+                        "  WHERE n.oid = current_schema()::regnamespace AND x.grantee = 0 "
+                        "  AND x.privilege_type = 'CREATE') "
+                        "  THEN format('REVOKE CREATE ON SCHEMA %I FROM PUBLIC', current_schema()) END), "
+                        "(4, CASE WHEN NOT EXISTS (SELECT 1 FROM pg_database d, aclexplode(d.datacl) x "
+                        "  WHERE d.datname = current_database() AND x.grantee = $2::regrole "
+                        "  AND x.privilege_type = 'CONNECT') "
+                        "  THEN format('GRANT CONNECT ON DATABASE %I TO %I', current_database(), $2) END)"
+                        ") v(n, s) WHERE s IS NOT NULL ORDER BY n",
+                        {owner.name, api.name});
+  for (int i = 0; i < PQntuples(steps.get()); ++i) ctx.exec(conn, pg::value(steps.get(), i, 0));
+}
+
+// The database's part of the answer: {"pod", "created", "passwordSet",
+// "changed"}, the last as mr_apply_privileges() counted it.
+void write_database_answer(rapidjson::Writer<rapidjson::StringBuffer>& w, const std::string& pod,
+                           const std::vector<std::string>& created, const std::vector<std::string>& passwords,
+                           const std::string& changes) {
   w.StartObject();
   w.Key("pod");
   w.String(pod.c_str());
@@ -222,6 +223,32 @@ void setup_database(Context& ctx, PGconn* conn, const std::string& pod, const Ro
   w.Key("changed");
   changed.Accept(w);
   w.EndObject();
+}
+
+// One database: the roles (made where missing), their checks, passwords,
+// the database's and schema's owner, the record in access_roles and
+// mr_apply_privileges(). Returns the database's part of the answer.
+void setup_database(Context& ctx, PGconn* conn, const std::string& pod, const Role& owner, const Role& api,
+                    rapidjson::Writer<rapidjson::StringBuffer>& w) {
+  if (!yes(ctx.exec(conn, "SELECT to_regprocedure('mr_apply_privileges()') IS NOT NULL"))) {
+    throw Failure{"the schema lacks migration 17 (017_least_privilege): run `mrctl migrate` first"};
+  }
+  std::vector<std::string> created, passwords;
+  std::string changes;
+  ctx.in_transaction(conn, [&] {
+    ctx.exec(conn, kLock);
+    make_roles(ctx, conn, owner, api, created, passwords);
+    refuse_unsafe_roles(ctx, conn, owner, api);
+    revoke_former_api(ctx, conn, api);
+    give_ownership(ctx, conn, owner, api);
+    ctx.exec(conn,
+             "INSERT INTO access_roles (kind, role_name) VALUES ('owner', $1), ('api', $2) "
+             "ON CONFLICT (kind) DO UPDATE SET role_name = EXCLUDED.role_name "
+             "WHERE access_roles.role_name <> EXCLUDED.role_name",
+             {owner.name, api.name});
+    changes = pg::value(ctx.exec(conn, "SELECT mr_apply_privileges()").get(), 0, 0);
+  });
+  write_database_answer(w, pod, created, passwords, changes);
 }
 
 int roles_setup(Context& ctx) {
