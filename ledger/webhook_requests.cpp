@@ -50,6 +50,13 @@ std::string not_public(AddressClass cls) {
          " (loopback and private addresses are allowed in sandbox only)";
 }
 
+// Decimal digits only, 1 to 65535.
+bool valid_port(std::string_view port) {
+  int n = 0;
+  const auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), n);
+  return port.size() <= 5 && ec == std::errc{} && end == port.data() + port.size() && n >= 1 && n <= 65535;
+}
+
 void put(JsonWriter& w, const char* key, std::string_view v) {
   w.Key(key);
   w.String(v.data(), static_cast<rapidjson::SizeType>(v.size()));
@@ -197,11 +204,7 @@ std::optional<std::string> webhook_url_problem(std::string_view url, bool sandbo
   }
   if (host.empty()) return "must name a host";
   if (!port.empty()) {
-    int n = 0;
-    const auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), n);
-    if (port.size() > 5 || ec != std::errc{} || end != port.data() + port.size() || n < 1 || n > 65535) {
-      return "must have a port from 1 to 65535";
-    }
+    if (!valid_port(port)) return "must have a port from 1 to 65535";
   }
   // An IP literal is judged by the rule every delivery's connection is
   // (ledger/address_policy.hpp), in every spelling libcurl and the resolver

@@ -19,6 +19,46 @@ std::string lower(std::string_view s) {
   return out;
 }
 
+// Where the block comment that starts at i ends (PostgreSQL nests them).
+std::size_t after_block_comment(std::string_view sql, std::size_t i) {
+  const std::size_t n = sql.size();
+  int depth = 0;
+  while (i < n) {
+    if (sql.compare(i, 2, "/*") == 0) {
+      depth++, i += 2;
+    } else if (sql.compare(i, 2, "*/") == 0) {
+      i += 2;
+      if (--depth == 0) break;
+    } else {
+      i++;
+    }
+  }
+  return i;
+}
+
+// Where the string or quoted name that starts at i ends: E'...' strings
+// escape with a backslash; others double the quote.
+std::size_t after_quoted(std::string_view sql, std::size_t i) {
+  const std::size_t n = sql.size();
+  const char c = sql[i];
+  const bool escapes = c == '\'' && i > 0 && (sql[i - 1] == 'E' || sql[i - 1] == 'e');
+  i++;
+  while (i < n) {
+    if (escapes && sql[i] == '\\') {
+      i += 2;
+    } else if (sql[i] == c) {
+      if (i + 1 < n && sql[i + 1] == c) {
+        i += 2;
+      } else {
+        return i + 1;
+      }
+    } else {
+      i++;
+    }
+  }
+  return i;
+}
+
 }  // namespace
 
 std::vector<FunctionBody> created_functions(std::string_view sql) {
@@ -34,36 +74,10 @@ std::vector<FunctionBody> created_functions(std::string_view sql) {
       const auto eol = sql.find('\n', i);
       i = eol == std::string_view::npos ? n : eol + 1;
     } else if (c == '/' && i + 1 < n && sql[i + 1] == '*') {
-      int depth = 0;  // PostgreSQL nests block comments
-      while (i < n) {
-        if (sql.compare(i, 2, "/*") == 0) {
-          depth++, i += 2;
-        } else if (sql.compare(i, 2, "*/") == 0) {
-          i += 2;
-          if (--depth == 0) break;
-        } else {
-          i++;
-        }
-      }
+      i = after_block_comment(sql, i);
     } else if (c == '\'' || c == '"') {
-      // E'...' strings escape with a backslash; others double the quote.
-      const bool escapes = c == '\'' && i > 0 && (sql[i - 1] == 'E' || sql[i - 1] == 'e');
       want_name = false;  // a quoted function name: not followed
-      i++;
-      while (i < n) {
-        if (escapes && sql[i] == '\\') {
-          i += 2;
-        } else if (sql[i] == c) {
-          if (i + 1 < n && sql[i + 1] == c) {
-            i += 2;
-          } else {
-            i++;
-            break;
-          }
-        } else {
-          i++;
-        }
-      }
+      i = after_quoted(sql, i);
     } else if (c == '$' && (i + 1 < n) && (sql[i + 1] == '$' || word_start(sql[i + 1]))) {
       std::size_t end_tag = i + 1;
       while (end_tag < n && word_char(sql[end_tag])) end_tag++;
