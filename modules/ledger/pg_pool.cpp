@@ -478,9 +478,7 @@ class Connection {
         for (auto& j : s.jobs) run(std::move(j));
         break;
       case Next::rows_mismatch:  // committed: never run again
-        for (auto& j : s.jobs) {
-          pool_.finish(std::move(j), Outcome{Outcome::Kind::sql_error, nullptr, -1, "batch rows " + message, "XX000"});
-        }
+        refuse_mismatched_batch(std::move(s), f.rows);
         break;
       case Next::retry:
         s.jobs.front()->retries_left--;
@@ -492,6 +490,18 @@ class Connection {
     }
     // Room for what queued: a read fits behind reads, a write needs idle.
     if (state_ == State::ready) pool_.on_idle(*this);
+  }
+
+  // Row i of a batch is job i's answer: with another count no write can be
+  // told its own outcome, so each gets an internal error and the operator
+  // the counts.
+  void refuse_mismatched_batch(Sent s, std::size_t rows) {
+    const std::string why =
+        "a batch of " + std::to_string(s.jobs.size()) + " writes answered " + std::to_string(rows) + " rows";
+    ngx_log_error(NGX_LOG_ALERT, pool_.log(), 0, "mr_ledger: %s", why.c_str());
+    for (auto& j : s.jobs) {
+      pool_.finish(std::move(j), Outcome{Outcome::Kind::sql_error, nullptr, -1, why, "XX000"});
+    }
   }
 
   static Finished::What what(const Sent& s) {
