@@ -15,8 +15,8 @@
 namespace mr {
 namespace {
 
-// Format 2 adds the pods (issue 29); format 1, written before them, still
-// opens, every club in the home pod.
+// Format 2 holds the pods; format 1, which has none, still opens (a node
+// upgraded over an old snapshot keeps serving), every club in the home pod.
 constexpr std::string_view kMagic = "MRCATSNAP2\n";
 constexpr std::string_view kMagicV1 = "MRCATSNAP1\n";
 constexpr std::size_t kMaxFile = std::size_t{64} << 20;

@@ -1,8 +1,8 @@
 // The books' gauges on /metrics (contract section 8), from every pod: each
-// pod's database gives its samples (mr_metrics_samples, migration 019) and
+// pod's database gives its samples (mr_metrics_samples) and
 // this writes each family's HELP and TYPE once, then every pod's samples
 // under it. With more than one pod each sample carries pod="<name>"; with
-// one, the text is what it always was.
+// one, no label: a single-pod node's text names no pod.
 #pragma once
 
 #include <string>

@@ -27,7 +27,7 @@ enum TransactionsCol {
 };
 
 constexpr std::int64_t kMsPerDay = 86'400'000;
-// 016's reads bound each source at 101 rows: a page of at most 100 (the
+// The row reads (mr_points_rows, mr_transactions_rows) bound each source at 101 rows: a page of at most 100 (the
 // API's cap, ledger/read_requests.cpp).
 constexpr int kMaxLimit = 100;
 

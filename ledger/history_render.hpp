@@ -5,8 +5,9 @@
 //   one, every column NULL        the member exists, the page is empty
 //   up to limit + 1               the page, newest first; an extra row only
 //                                 says that an older page exists
-// The answer is what 005's mr_points / mr_transactions returned, field for
-// field and byte for byte (jsonb's key order: shorter keys first, then
+// The answer is what the jsonb functions mr_points / mr_transactions
+// render, field for field and byte for byte, so a client sees one API
+// whichever serves it (tests/integration/history_compare_test.cpp) (jsonb's key order: shorter keys first, then
 // bytewise): entries newest first, nextBefore = createdAt of the last entry
 // kept when an older one exists, else null (contract section 6). `limit`
 // is 1 to 100 (the statements read at most 101 rows); anything else is an

@@ -3,10 +3,9 @@
 // rapidjson::Document's own pool takes its first chunk, 64 KiB, from malloc
 // on the first string or member. glibc serves any request of 1 KiB or more
 // only after malloc_consolidate has walked and merged every fast bin of the
-// heap, and frees a 64 KiB chunk the same way: in an nginx worker under
-// settled POSTs that was about six consolidations per request (a body, a
-// ledger result, idempotency records), and malloc a fifth of the worker's
-// CPU (bench/RESULTS.md). The documents parsed here are request bodies and
+// heap, and frees a 64 KiB chunk the same way: a settled POST parses
+// several documents (a body, a ledger result, idempotency records), so each
+// request would pay several consolidations (bench/RESULTS.md). The documents parsed here are request bodies and
 // results of a few KiB: their first 4 KiB live in the object (on the
 // caller's stack), and a larger one takes further 4 KiB chunks.
 #pragma once

@@ -2,7 +2,7 @@
 // Prometheus metrics, payout listing and payout results, and the webhook
 // endpoints' operator view (list, failed deliveries, enable, disable,
 // replay). Payout states move only through mr_payout_move, the one place
-// that rule lives; the webhook calls are migration 014's mr_ops_webhook_*,
+// that rule lives; the webhook calls are the mr_ops_webhook_* functions,
 // which mrctl calls too.
 #include <algorithm>
 #include <charconv>

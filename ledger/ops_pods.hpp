@@ -1,4 +1,4 @@
-// The ops listener over pods (issue 29). A route that names one thing by
+// The ops listener over pods. A route that names one thing by
 // its id (a payout's result; a webhook endpoint's enable, disable or
 // replay) is asked of every pod and answered by the pod that holds it: ids
 // are random (mr_new_id), so at most one does. A list (payouts, webhook

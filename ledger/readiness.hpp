@@ -2,7 +2,7 @@
 // modules, and the one answer for all of them. A pod is ready when its
 // database answered with a schema at the modules' newest migration or
 // later; the node is ready when every pod is. With only the home pod the
-// answer is the one it always was.
+// answer names no pod.
 #pragma once
 
 #include <string>

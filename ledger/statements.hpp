@@ -91,7 +91,7 @@ inline constexpr std::string_view payouts = "SELECT mr_payouts($1, $2::int)";
 inline constexpr std::string_view payout_move = "SELECT mr_payout_move($1, $2, $3)";
 inline constexpr std::string_view payout_simulate = "SELECT mr_payout_simulate($1::bigint)";
 // Webhook delivery (modules/webhooks/delivery_engine.cpp;
-// the claim through 021's mr_webhook_claim_awake, which records the
+// the claim through mr_webhook_claim_awake, which records the
 // worker's promise to claim again soon).
 // Claim: environment, limit, lease ms; the sealed secrets as two columns
 // (the previous one NULL unless a rotation is under way). Without sorts
@@ -100,8 +100,8 @@ inline constexpr std::string_view payout_simulate = "SELECT mr_payout_simulate($
 // order, stopping at the limit: with statistics from a nearly empty queue
 // the planner took the endpoint index instead (its predicate, pending or
 // paused, covers the claim's) and sorted every pending row in each claim,
-// 77-107 ms a claim over a 70,000-row backlog, deliveries drained at about
-// 500 a second instead of 5,500 (auto_explain, bench/RESULTS.md, Events).
+// a cost that grows with the backlog and so slows draining it the most
+// when it is longest (auto_explain, bench/RESULTS.md, Events).
 // jit off as for by_index above.
 inline constexpr std::string_view webhook_claim =
     text<"SELECT delivery_id, attempt, endpoint_id, url, secrets_sealed[1], secrets_sealed[2], event_id, body "
@@ -114,12 +114,12 @@ inline constexpr std::string_view webhook_report =
 // array of {d, a, s, e, ms, ra} (report's parameters) and o, the
 // operator's detail of a failure (webhook_attempts.detail), schedule ms[].
 // by_index, and each of the function's joins reads the deliveries by the
-// batch's ids (migration 025): its join of the reports (read as 100 rows)
-// to their deliveries had kept a plan made while webhook_deliveries was
+// batch's ids: its join of the reports (read as 100 rows) to their
+// deliveries would otherwise keep a plan made while webhook_deliveries was
 // small, a sequential scan of every delivery, delivered ones included, once
-// the queue held a few thousand rows (bench/RESULTS.md, Events). Its plans
-// are kept: planning them at every call (plan_cache_mode, until 025) was
-// most of the planner's share of PostgreSQL's CPU while delivering.
+// the queue holds a few thousand rows (bench/RESULTS.md, Events). Its plans
+// are kept: planning them at every call (plan_cache_mode) would be most of
+// the planner's share of PostgreSQL's CPU while delivering.
 inline constexpr std::string_view webhook_report_batch =
     text<"SELECT delivery_id, attempt, next FROM mr_webhook_report_batch(CASE WHEN ", by_index,
          " IS NOT NULL THEN $1::jsonb END, $2::int[])">;

@@ -1,6 +1,7 @@
 // Writes queued at the same moment on one worker go to PostgreSQL as one
-// call: settles as mr_write_batch (ledger/sql/functions/mr_write_batch_decide.sql, set-based since
-// 009), reversals or redemptions as mr_write_batch_each (023), one mr_write
+// call: settles as mr_write_batch (set-based: ledger/sql/functions/
+// mr_write_batch_decide.sql), reversals or redemptions as
+// mr_write_batch_each, one mr_write
 // per write. One round trip and one commit, each request keeping its own
 // outcome and idempotency record.
 #pragma once

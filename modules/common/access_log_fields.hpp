@@ -2,9 +2,8 @@
 // (conf/snippets/mr-http.conf), written by one variable, $mr_log_fields.
 //
 // One variable instead of eleven: nginx's log module looks up, measures,
-// copies and (escape=json) escapes each variable on its own, which cost a
-// signed request about 3,400 instructions (bench/RESULTS.md, the edge work
-// of 2026-11-26's second session). Here the values are the modules' own
+// copies and (escape=json) escapes each variable on its own, a cost paid
+// by every signed request (bench/RESULTS.md, edge work). Here the values are the modules' own
 // (ids, hex, names, numbers), copied as they are when none needs escaping;
 // any other goes through RapidJSON. The format's other variables are
 // nginx's time, status and counters, so it needs no escape of its own.

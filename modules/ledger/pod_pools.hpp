@@ -1,4 +1,4 @@
-// This worker's PostgreSQL pools, one per pod (issue 29): the home pod
+// This worker's PostgreSQL pools, one per pod: the home pod
 // (mr_ledger_dsn) at index 0, then the directory's pods in the catalogue's
 // order, so that a key's `pod` (keys/key_catalogue.hpp) is its pool's index.
 // A request goes to its club's pod and to no other: one pod's outage is

@@ -34,7 +34,7 @@ constexpr ngx_msec_t kBackstopMs = 2000;
 constexpr std::int64_t kDueMarginMs = 50;
 constexpr std::size_t kMaxErrorText = 300;
 // After a claim that took deliveries, claim every kAwakePollMs for
-// kAwakeMs: migration 021's mr_webhook_claim_awake promises as much in
+// kAwakeMs: mr_webhook_claim_awake promises as much in
 // webhook_pollers (2 s from the database's clock at the claim, which is
 // earlier than this worker's when the answer comes), and a write that
 // queues a delivery while that promise runs does not notify. Keep the

@@ -1,8 +1,7 @@
 // A worker's webhook delivery (docs/events-design.md, Delivery): woken by
 // the LISTEN connection or the poll, or claiming every 50 ms for 2 s after
-// a claim that took deliveries (the writes then do not notify: migration
-// 021), it claims as many due deliveries as it
-// has free attempt slots (mr_webhook_claim on the worker's ledger pool),
+// a claim that took deliveries (the writes then do not notify), it claims
+// as many due deliveries as it has free attempt slots (mr_webhook_claim on the worker's ledger pool),
 // signs each (Standard Webhooks), sends it through libcurl on nginx's event
 // loop, and reports the outcome, which schedules the next attempt: the
 // attempts that ended in one pass of the loop (and while a report was on
@@ -129,7 +128,7 @@ class Engine {
   bool wanted_ = false;         // deliveries may be due: claim when there is room
   bool claims_failing_ = false; // the last claim failed (logged once until one works)
   // Until then this worker claims every kAwakePollMs: the promise its
-  // claims wrote in webhook_pollers (migration 021), for which writes
+  // claims wrote in webhook_pollers (mr_webhook_claim_awake), for which writes
   // that queue a delivery do not notify.
   ngx_msec_t awake_until_ = 0;
   std::set<mr::pg::Job*> jobs_; // pool jobs not yet answered (detached if the engine goes first)
