@@ -3,16 +3,16 @@
 -- and pending redemptions by member, its transactions by UNIQUE (club_id,
 -- external_id) and their reversal rows by reversals_tx, its 16 stripes), so
 -- its cost follows the club's size, not the whole books'. The checks and
--- messages are 003's mr_audit, club by club.
+-- messages are mr_audit's, club by club.
 --
 -- Planned for this club at every call (EXECUTE): a cached generic plan
--- assumes an average club and read the whole books for a small one. Without
--- sequential scans: a member's rows are summed through its index, never by
--- scanning the table, even where the statistics' average member is huge
--- (measured: 3.7 s for an 11-entry club next to a 1,000,001-entry member,
--- the whole ledger_entries scanned once per member). Without JIT: those
--- statistics make the plan look expensive enough to compile, which took
--- 0.4 s of a 0.4 s audit.
+-- assumes an average club and reads the whole books for a small one.
+-- Without sequential scans: a member's rows are summed through its index,
+-- never by scanning the table, even where the statistics' average member is
+-- huge (a small club next to one enormous member would otherwise scan the
+-- whole ledger_entries once per member). Without JIT: those statistics make
+-- the plan look expensive enough to compile, and compiling would cost more
+-- than the audit itself.
 CREATE OR REPLACE FUNCTION mr_audit_club(p_club_id bigint)
  RETURNS SETOF text
  LANGUAGE plpgsql

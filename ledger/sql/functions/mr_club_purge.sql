@@ -1,4 +1,5 @@
--- 020's removal, entries and payouts by the same paths.
+-- The club move's removal from the pod it left: entries and payouts by the
+-- same index paths as mr_club_summary reads them.
 CREATE OR REPLACE FUNCTION mr_club_purge(p_club_id bigint, p_keep_row boolean)
  RETURNS jsonb
  LANGUAGE plpgsql

@@ -1,16 +1,16 @@
--- The club move's reads and removals through the indexes (issue 29, item 3;
--- 020_club_move.sql, tools/mrctl/cmd_club_move.cpp). 020 found a club's
--- ledger entries and payouts by club_id, which no index of theirs leads
--- with: a sequential scan of the pod's every entry inside the move's pause,
--- which then grew with the pod rather than with the club. Here entries are
--- reached through the club's members (UNIQUE (club_id, external_id)) and
--- each member's (member_id, created_ms) index, and payouts through the
--- club's redemptions (redemptions_club_created) and their UNIQUE
--- (redemption_id), as mr_audit_club (005) reads them; no index is added, so
--- a settle writes what it wrote before. Webhook deliveries are still found
--- by club_id: no index reaches them from the club without one more index on
--- the table every settle of a club with an endpoint inserts into.
--- tests/sql/club_move_plans.sql shows the plans.
+-- The club move's reads and removals through the indexes
+-- (tools/mrctl/cmd_club_move.cpp). A club's ledger entries and payouts
+-- found by club_id, which no index of theirs leads with, would be a
+-- sequential scan of the pod's every entry inside the move's pause, growing
+-- with the pod rather than with the club. Here entries are reached through
+-- the club's members (UNIQUE (club_id, external_id)) and each member's
+-- (member_id, created_ms) index, and payouts through the club's redemptions
+-- (redemptions_club_created) and their UNIQUE (redemption_id), as
+-- mr_audit_club reads them; no index is added, so a settle writes no more
+-- than it must. Webhook deliveries are found by club_id: no index reaches
+-- them from the club without one more index on the table every settle of a
+-- club with an endpoint inserts into. tests/sql/club_move_plans.sql shows
+-- the plans.
 CREATE OR REPLACE FUNCTION mr_club_summary(p_club_id bigint)
  RETURNS jsonb
  LANGUAGE sql

@@ -1,4 +1,5 @@
--- 014's mr_emit, waking through mr_webhook_wake().
+-- An event into the outbox and a delivery for each endpoint that wants it,
+-- waking the delivery engines through mr_webhook_wake().
 CREATE OR REPLACE FUNCTION mr_emit(p_club_id bigint, p_member_id bigint, p_type text, p_data jsonb)
  RETURNS void
  LANGUAGE plpgsql

@@ -1,5 +1,6 @@
--- 014's events API, reading a cursor handed out by the pod the club came
--- from as the position of the moved event it names.
+-- GET /api/v1/events. A cursor handed out by the pod the club came from is
+-- read as the position of the moved event it names, so a partner's paging
+-- survives a club move.
 CREATE OR REPLACE FUNCTION mr_events(p_club_id bigint, p_environment text, p_after text, p_limit integer, p_types text[], p_request_id text)
  RETURNS jsonb
  LANGUAGE plpgsql

@@ -1,9 +1,9 @@
--- 014's prune, deleting the pruned events' deliveries and attempts itself,
--- each as one join (the cascades ran one scan of the referencing table per
--- deleted event: neither table has an index on event_no alone). Deliveries
--- first: deleting one waits for a report in flight, and the attempts'
--- statement, with a snapshot taken after, then sees that report's attempt;
--- a report after the delete finds no delivery and records nothing.
+-- Deletes the pruned events' deliveries and attempts itself, each as one
+-- join (cascades would run one scan of the referencing table per deleted
+-- event: neither table has an index on event_no alone). Deliveries first:
+-- deleting one waits for a report in flight, and the attempts' statement,
+-- with a snapshot taken after, then sees that report's attempt; a report
+-- after the delete finds no delivery and records nothing.
 CREATE OR REPLACE FUNCTION mr_events_prune(p_days integer)
  RETURNS bigint
  LANGUAGE plpgsql

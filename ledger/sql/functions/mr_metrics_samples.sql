@@ -1,11 +1,11 @@
--- /metrics over pods (issue 29): the books' gauges as samples (family,
--- labels, value) rather than text, so that the modules write each family's
--- HELP and TYPE once and every pod's samples under it, each labelled with
--- its pod (ledger/books_metrics.cpp). The figures and their bounded reads
--- are mr_metrics()'s (008) and mr_webhook_backlog()'s (014). The clubs are
--- those whose books this database keeps (clubs.pod IS NULL): the
--- catalogue's rows of clubs in other pods hold no books here, and a pod's
--- copy of its clubs' rows has no pod.
+-- /metrics over pods: the books' gauges as samples (family, labels, value)
+-- rather than text, so that the modules write each family's HELP and TYPE
+-- once and every pod's samples under it, each labelled with its pod
+-- (ledger/books_metrics.cpp). The figures and their bounded reads are
+-- mr_metrics()'s and mr_webhook_backlog()'s. The clubs are those whose books
+-- this database keeps (clubs.pod IS NULL): the catalogue's rows of clubs in
+-- other pods hold no books here, and a pod's copy of its clubs' rows has no
+-- pod.
 CREATE OR REPLACE FUNCTION mr_metrics_samples()
  RETURNS TABLE(family text, labels text, value text)
  LANGUAGE sql

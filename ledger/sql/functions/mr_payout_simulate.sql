@@ -1,5 +1,5 @@
--- 003's simulator, leaving a moving club's payouts to the target pod
--- (raising would stop every other club's payouts too).
+-- The sandbox's payout simulator, leaving a moving club's payouts to the
+-- target pod (raising would stop every other club's payouts too).
 CREATE OR REPLACE FUNCTION mr_payout_simulate(p_delay_ms bigint, p_batch integer DEFAULT 50)
  RETURNS integer
  LANGUAGE plpgsql

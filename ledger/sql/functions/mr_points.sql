@@ -1,6 +1,8 @@
--- 005's functions for the previous release's modules, on the reads above:
--- the same answers (tests/integration/history_compare_test.cpp compares
--- them with 005's text, page by page).
+-- The jsonb history functions, kept on the row reads above for modules of
+-- the release before, which call them during a rolling upgrade: the same
+-- answers as the modules render from the rows
+-- (tests/integration/history_compare_test.cpp holds them equal, page by
+-- page).
 CREATE OR REPLACE FUNCTION mr_points(p_club_id bigint, p_member text, p_filter text, p_limit integer, p_before bigint, p_request_id text)
  RETURNS jsonb
  LANGUAGE plpgsql

@@ -1,4 +1,4 @@
--- 011's, giving back to the connection's stripe.
+-- Points back into the pool, on the connection's stripe (mr_pool_stripe).
 CREATE OR REPLACE FUNCTION mr_pool_give(p_club_id bigint, p_member_id bigint, p_points bigint)
  RETURNS void
  LANGUAGE plpgsql

@@ -1,5 +1,6 @@
--- 002's, drawing from the connection's stripe (p_member_id is kept for the
--- callers; it no longer picks the stripe).
+-- Points out of the pool, drawn from the connection's stripe
+-- (mr_pool_stripe; p_member_id is kept for the callers and does not pick
+-- the stripe).
 CREATE OR REPLACE FUNCTION mr_pool_take(p_club_id bigint, p_member_id bigint, p_points bigint)
  RETURNS boolean
  LANGUAGE plpgsql

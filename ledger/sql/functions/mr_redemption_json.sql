@@ -1,7 +1,5 @@
--- 003's redemption as GET /api/v1/redemptions/{id} shows it, with createdAt
--- from created_ms: the same millisecond as before for every redemption but
--- one that shared its millisecond with an earlier one of its club, and
--- always the value the list's cursor pages by.
+-- A redemption as GET /api/v1/redemptions/{id} shows it, with createdAt
+-- from created_ms: always the value the list's cursor pages by.
 CREATE OR REPLACE FUNCTION mr_redemption_json(p_redemption text)
  RETURNS jsonb
  LANGUAGE sql

@@ -1,6 +1,6 @@
--- 014's settle batch (mr_write_batch until 020's pause wrapped it as
--- mr_write_batch_unpaused), waking through mr_webhook_wake(); put in its
--- place below.
+-- The settle batch and its events, waking through mr_webhook_wake();
+-- called by mr_write_batch_unpaused, behind mr_write_batch's refusal of a
+-- moving club's settles.
 CREATE OR REPLACE FUNCTION mr_write_batch_events(p_batch jsonb)
  RETURNS SETOF jsonb
  LANGUAGE plpgsql
