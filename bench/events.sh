@@ -88,8 +88,7 @@ hooked_turn() {
   read -r loaded_p50 loaded_p99 loaded_n <<<"$(first_attempts "$since")"
 }
 # The order swapped every other round: with the no-endpoint slice always
-# first, round 1 favoured the endpoint (its ratio was above 1 in 5 of 7
-# runs, rounds 2 and 3 in 2 of 14; bench/RESULTS.md, Events).
+# first, the first round favours the endpoint (bench/RESULTS.md, Events).
 for ((round = 1; round <= rounds; round++)); do
   if [ $((round % 2)) = 1 ]; then plain_turn; hooked_turn; else hooked_turn; plain_turn; fi
 done

@@ -91,8 +91,8 @@ pg_cpu_ns() {
   echo $((total * tick_ns))
 }
 # The largest RSS of any nginx worker: each worker's own peak (VmHWM),
-# read after every line. (A loop sampling VmRSS every 0.2 s with awk took
-# about a tenth of the machine's CPU under perf, from every line measured.)
+# read after every line. (A loop sampling VmRSS every 0.2 s would take its
+# own share of the machine's CPU from every line measured.)
 rss_kb=0
 note_rss() {
   local p key value _

@@ -1,4 +1,4 @@
--- The design the issue measured and rejected: the award of
+-- The rejected design, kept as a floor to compare with: the award of
 -- pgbench_award_no_club.sql plus one update of the club's row (a single
 -- points pool on the club), held locked until commit by every award of
 -- every member of the club. Distinct members per client (:client_id).

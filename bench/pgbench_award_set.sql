@@ -1,6 +1,6 @@
 -- The settle floor's award (pgbench_award_no_club.sql) done set-based for
 -- 32 members in one transaction: the most this schema commits a second on
--- the machine (issue 28 item 2). One statement locks the client's 32
+-- the machine. One statement locks the client's 32
 -- members in member_id order, one inserts their transactions, one their
 -- entries, one updates their balances. Client c uses the members of mr_load's
 -- clients 2c and 2c+1 (pgb-<2c|2c+1>-<1..16>), so run it with at most 16

@@ -24,7 +24,7 @@ esac
 if [ "$step" != test ]; then
   # No fuzz targets (they carry their own sanitizers) and no benchmarks.
   # -g1: line tables only, enough for a report's file:line and about a
-  # quarter less compile time than -g (measured on ledger_flow_test.cpp).
+  # quarter less compile time than -g.
   flags="-O1 -g1 -DNDEBUG"
   cmake -S "$repo" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="$flags" \
         -DCMAKE_C_FLAGS_RELWITHDEBINFO="$flags" -DMR_SANITIZE=ON -DMR_FUZZ=OFF -DMR_BENCH=OFF \

@@ -1,6 +1,5 @@
-// Holes a security review found at the edge, each closed: bodies nginx
-// spooled to a temp file, rate limits charged before the signature was
-// checked, raw client bytes in answers and logs, HTML for 505, the ops
+// What a security review probes at the edge: bodies nginx spooled to a
+// temp file, rate limits charged before the signature is checked, raw client bytes in answers and logs, HTML for 505, the ops
 // listener reading a body before its token.
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -98,7 +97,7 @@ std::string one_byte_chunks(const std::string& body) {
 }  // namespace
 
 // A signed 16 KiB body sent in 1-byte chunks outgrows nginx's buffer and is
-// spooled to a temp file; it was answered 500, now it passes the edge.
+// spooled to a temp file; it is read back from there and passes the edge.
 Test(edge, spooled_signed_body_is_read_back) {
   auto c = client("A");
   const std::string body = padded_member(16 * 1024);
@@ -154,9 +153,9 @@ Test(edge, large_unsigned_body_is_unauthorized) {
   }
 }
 
-// 300 unsigned requests naming club E's real key id used to spend E's rate
-// limit (limit_req ran on the raw header before the signature): now they are
-// refused per client address, logged without key or club, and E's next
+// 300 unsigned requests naming club E's real key id must not spend E's rate
+// limit (keyed on the raw header, anyone knowing a key id could exhaust
+// it): they are refused per client address, logged without key or club, and E's next
 // signed request passes. Unknown key ids are limited per address too.
 Test(edge, refused_requests_spend_the_address_not_the_key) {
   const std::string key_id = env("MR_KEY_E_ID");
@@ -186,7 +185,7 @@ Test(edge, refused_requests_spend_the_address_not_the_key) {
   cr_expect(signed_line.find("\"keyId\":\"" + key_id + "\"") != std::string::npos, "%s", signed_line.c_str());
   cr_expect(std::regex_search(signed_line, std::regex("\"clubId\":\"[1-9][0-9]*\"")), "%s", signed_line.c_str());
 
-  // Unknown key ids were never limited; now the address is.
+  // Unknown key ids spend no key's limit: the address's is spent instead.
   mr::MrClient stranger(env("MR_LIMITED_URL"), "mrk_sbx_unknown", "x");
   int stranger_limited = 0;
   for (int i = 0; i < 100; ++i) {
@@ -199,8 +198,8 @@ Test(edge, refused_requests_spend_the_address_not_the_key) {
   cr_expect(stranger_limited > 0);
 }
 
-// nginx's 505 (a request line of HTTP/2.0) was its HTML page; every status
-// nginx answers by itself is the JSON envelope now.
+// nginx's own 505 (a request line of HTTP/2.0) is an HTML page; every
+// status nginx answers by itself must be the JSON envelope.
 Test(edge, unsupported_http_version_is_json) {
   const Raw r = raw_exchange(env("MR_BASE_URL"), {"GET /api/v1/members/m1/balance HTTP/2.0\r\nHost: x\r\n\r\n"});
   cr_expect_eq(r.status, 400, "%s\n%s", r.head.c_str(), r.body.c_str());
@@ -209,11 +208,12 @@ Test(edge, unsupported_http_version_is_json) {
   cr_expect(d.IsObject() && d.HasMember("error") && d["error"]["code"] == "invalid_request", "%s", r.body.c_str());
 }
 
-// The access log's route held the decoded path's raw bytes (invalid UTF-8,
-// markup); now they are percent-encoded, and the line is valid UTF-8.
+// The access log's route must not hold the decoded path's raw bytes
+// (invalid UTF-8, markup): they are percent-encoded, and the line is valid
+// UTF-8.
 // Signed, so that the limited server charges club A's key: an unsigned
 // request shares the refused-address zone with the rate test beside it,
-// which empties that zone, and was then answered 429 from /mr-error.
+// which empties that zone, and would then be answered 429 from /mr-error.
 Test(edge, logged_route_has_no_raw_bytes) {
   mr::MrClient c(env("MR_LIMITED_URL"), env("MR_KEY_A_ID"), env("MR_KEY_A_SECRET"));
   auto r = c.get("/api/v1/members/%FF%3Cscript%3E/balance");

@@ -6,8 +6,9 @@
 // before 1970 and at the ends of the years the API takes, a member with
 // no entry, one unknown), each filter, limits from 1 to 100, cursors at
 // and around the ends, under custom and generic plans. Equal field by
-// field, and byte for byte. 016's mr_points / mr_transactions, kept for
-// the previous release's modules, give 005's answers too. All in one
+// field, and byte for byte. The jsonb mr_points / mr_transactions of
+// ledger/sql/functions, kept for modules of the release before, give the
+// same answers too. All in one
 // transaction on the fixture's database, rolled back. And the statements
 // keep their generic plans (a database of the test's own).
 #include <libpq-fe.h>
@@ -127,8 +128,8 @@ struct Compare {
   std::string club;
   long pages = 0;
 
-  // One page three ways: 005's function, 016's kept function, the new
-  // statement rendered here. Returns the page's nextBefore and adds its
+  // One page three ways: migration 005's function, the kept jsonb function,
+  // the row statement rendered here. Returns the page's nextBefore and adds its
   // entries to `seen`.
   std::optional<std::int64_t> page(bool points, const std::string& member, const std::string& filter, int limit,
                                    std::optional<std::int64_t> before, long& seen) {

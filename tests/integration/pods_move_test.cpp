@@ -1,4 +1,4 @@
-// Moving a club between pods under load (issue 29, item 3; mrctl club move,
+// Moving a club between pods under load (mrctl club move,
 // mr_club_export, mr_club_import). Settles retried with their idempotency keys, as a
 // partner retries a 503, run on the club while it moves home -> b, nginx
 // reloads, b -> home, reload again; balance reads run all along; an events
@@ -134,7 +134,7 @@ Test(pods_move, a_club_moved_under_load_loses_and_doubles_nothing, .timeout = 24
   // The second half waits for the first move to have returned, so that
   // writes certainly meet the moved club before the reload (left free,
   // the writers could finish all 200 while a slow mrctl, a sanitized one,
-  // was starting: none refused, in one run of the sanitized pass).
+  // is starting, and none would be refused).
   std::atomic<std::size_t> next{0};
   std::atomic<int> acked{0};
   std::atomic<bool> moved{false}, retried_any{false};
@@ -296,12 +296,12 @@ Test(pods_move, a_club_moved_under_load_loses_and_doubles_nothing, .timeout = 24
 // A settle that passed the pause's check before the mark and wrote after
 // it (held here on its key's lock across the mark, then with its
 // transaction left open): the move waits for it, so the copy has its
-// award. The mover once took the transactions to wait for from a
-// snapshot's running list, which holds only xids below the snapshot's
-// xmax (the newest ended xid + 1): this settle, newer than anything
-// ended, was in no list, the copy went without its award and finish-move
-// removed it from the pod it was answered in (the test above, 1 run in
-// ~15 under load).
+// award. The transactions to wait for cannot come from a snapshot's
+// running list, which holds only xids below the snapshot's xmax (the
+// newest ended xid + 1): this settle, newer than anything ended, would be
+// in no list, the copy would go without its award and finish-move would
+// remove it from the pod it was answered in (under load the test above
+// would meet that only rarely).
 Test(pods_move, a_write_that_passed_the_check_before_the_mark_is_in_the_copy, .timeout = 120) {
   const TwoPods pods("pods_late");
   const auto& [home, b] = pods;

@@ -1,4 +1,4 @@
-// mrctl over pods (issue 29): the directory (pod add|list|set and their
+// mrctl over pods: the directory (pod add|list|set and their
 // refusals), clubs created in a pod (one club_id in both databases, nothing
 // half made when the pod fails), every club-scoped command in the club's
 // pod, migrate and audit over every pod, lists merged over pods, keys in

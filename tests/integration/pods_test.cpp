@@ -1,4 +1,4 @@
-// Pods (issue 29): a directory in the catalogue sends each club to its pod.
+// Pods: a directory in the catalogue sends each club to its pod.
 // Two pods on one machine: "home" (a database of this test's own in the
 // fixture's PostgreSQL, which is also the catalogue) and "b" (a PostgreSQL
 // cluster of its own, tools/pod-cluster.sh). Each club's

@@ -141,8 +141,8 @@ Test(reload, under_load_nothing_lost_nothing_doubled) {
                "one point per processed award");
 }
 
-// The master key file's mode was never checked: nginx -t now refuses one that
-// group or others may read, and a reload with it keeps the running one.
+// A master key file that group or others may read is refused by nginx -t,
+// and a reload with it keeps the running one.
 Test(reload, open_master_key_file_is_refused) {
   const std::string key = env("MR_MASTER_KEY_FILE"), dir = env("MR_STACK_DIR") + "/nginx";
   const std::string test_conf = mr::test::nginx_command() + " -t -p '" + dir + "' -c '" + dir + "/nginx.conf' -e '" +

@@ -3,16 +3,16 @@
 -- reversals, one adjustment, written straight into the tables, books
 -- consistent) and one with 11: the first and the oldest page of /points
 -- (unfiltered and filtered) and of /transactions, as the API reads them
--- (016's row reads, prepared with parameters like the pool's statements,
+-- (the row reads, prepared with parameters like the pool's statements,
 -- under the custom plans of the first executions and the generic plan
 -- kept after), read a bounded number of blocks, within 2x of the small
 -- member's same page, with stale and with fresh statistics. The first
 -- definitions fail here (their /transactions first page turns every row
--- of the history into jsonb). Every page of 016's mr_points /
--- mr_transactions (kept for the previous release's modules, built on the
+-- of the history into jsonb). Every page of the jsonb mr_points /
+-- mr_transactions (kept for modules of the release before, built on the
 -- same reads) equals what the first definitions return on the same data (byte
 -- for byte as text): first, oldest, and every page of a walk. (The
--- module's rendering of the rows is compared with 005's answers by
+-- module's rendering of the rows is compared with the jsonb answers by
 -- tests/integration/history_compare_test.cpp.) Rolled back at the end.
 
 -- The unbounded first definitions, as pg_temp.old_*.
@@ -103,8 +103,8 @@ PREPARE h_points (bigint, text, int, bigint) AS SELECT * FROM mr_points_rows($1,
 PREPARE h_filtered (bigint, text, text, int, bigint) AS SELECT * FROM mr_points_rows_filtered($1, $2, $3, $4, $5);
 PREPARE h_transactions (bigint, text, int, bigint) AS SELECT * FROM mr_transactions_rows($1, $2, $3, $4);
 
--- Pages through one history with 016's mr_points / mr_transactions and
--- 004's definition side by side: every page equal as text, nextBefore the
+-- Pages through one history with the kept mr_points / mr_transactions and
+-- the first definition side by side: every page equal as text, nextBefore the
 -- last createdAt, null at the end. Returns the number of entries seen.
 CREATE FUNCTION pg_temp.walk_equal(p_club bigint, p_member text, p_limit int, p_filter text) RETURNS int
 LANGUAGE plpgsql AS $$
@@ -192,7 +192,7 @@ BEGIN
   ANALYZE members, transactions, reversals, ledger_entries;
   PERFORM pg_temp.check_costs(v_club, v_big_oldest, 'fresh statistics');
   ASSERT (SELECT count(*) FROM mr_audit_club(v_club)) = 0, 'the seeded books balance';
-  -- The test can fail: 004's /transactions first page reads the whole history.
+  -- The test can fail: the first definition's /transactions first page reads the whole history.
   v_old_big := pg_temp.cost(format('SELECT pg_temp.old_transactions(%s, %L, 10, NULL, ''r'')', v_club, 'mid'));
   ASSERT v_old_big > 2 * pg_temp.cost(format('EXECUTE h_transactions(%s, %L, 10, NULL)', v_club, 'mid')),
     format('004 reads %s blocks for 301 entries', v_old_big);

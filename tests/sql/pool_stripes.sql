@@ -1,8 +1,8 @@
 -- A connection draws from its own pool stripe (mr_pool_stripe, mr_pool_take):
 -- while one connection's award is uncommitted, another connection's award,
 -- and its batch, for members of the same club go through without waiting,
--- though under 002's rule (stripe member_id % 16) the members chosen here
--- share the first award's stripe and would have waited for its commit.
+-- though by member (stripe member_id % 16) the members chosen here would
+-- share the first award's stripe and wait for its commit.
 -- Each connection's stripe, and only it, pays for that connection's awards.
 -- Needs committed data (dblink), so it leaves one club with a unique ref and
 -- consistent books behind.

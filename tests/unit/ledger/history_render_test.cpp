@@ -1,7 +1,7 @@
 // History pages from the history statements' plain columns
 // (ledger/history_render.cpp): what the rows say (no member, an empty page,
-// a page with an older one behind it), each field as 005's jsonb rendered
-// it, the times as to_char wrote them, and the routes' statements.
+// a page with an older one behind it), each field as the jsonb functions
+// render it, the times as to_char wrote them, and the routes' statements.
 #include <criterion/criterion.h>
 
 #include <climits>
@@ -104,7 +104,7 @@ Test(history_render, a_null_row_is_an_empty_page) {
   cr_expect_eq(render_points_page(FakeRows({nulls(13)}), 10, "rid").status, 200);
 }
 
-// The bytes 005's mr_points rendered to: jsonb's key order, NULL as null.
+// The bytes the jsonb mr_points renders: jsonb's key order, NULL as null.
 Test(history_render, a_points_entry_as_the_jsonb_was) {
   Row e = entry(1795681739452);
   e[3] = "Quote \" backslash \\ tab \t é";
