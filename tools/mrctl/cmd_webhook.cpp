@@ -1,6 +1,7 @@
 // mrctl webhook list|failures|enable|disable|replay and events prune: the
 // operator's side of contract section 10, each one server-side function
-// of migration 014 (the ops listener calls the same ones), run in the pod
+// (mr_ops_webhook_*, mr_events_prune; the ops listener calls the same
+// ones), run in the pod
 // that keeps the club's or the endpoint's books, or in every pod.
 #include <iostream>
 
