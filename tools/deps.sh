@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# deps.sh [--tests]: installs the Debian 12 packages that are missing.
+# deps.sh [--docs|--tests]: installs the Debian 12 packages that are missing.
 #   (no argument)  what the service needs to build and run: the compiler,
-#                  nginx and its headers, PostgreSQL, Redis, the libraries,
-#                  and Node.js with npm for the API reference page (the run
-#                  command, tools/run.sh)
+#                  nginx and its headers, PostgreSQL, Redis, the libraries
+#                  (the run command, tools/run.sh)
+#   --docs         that and Node.js with npm, for the API reference page
+#                  (MR_DOCS=on tools/run.sh)
 #   --tests        that and every tool the tests, the fuzzers, the SDKs and
 #                  the packaging use (the test command, tools/test.sh)
 # Skips apt entirely when everything is already there.
@@ -20,10 +21,12 @@ tests=(git libcriterion-dev prometheus
        debhelper dpkg-dev lintian man-db  # tools/package.sh, the package and man page tests
        python3 golang-go openjdk-17-jdk-headless junit5  # tests/sdk: the Python, Go and Java SDKs
        python3-yaml python3-jsonschema chromium)  # tests/docs: openapi.yaml checks, the reference page in a browser
+node=yes
 case "${1:-}" in
-  '') pkgs=("${service[@]}") ;;
+  '') pkgs=("${service[@]}"); node=no ;;
+  --docs) pkgs=("${service[@]}") ;;
   --tests) pkgs=("${service[@]}" "${tests[@]}") ;;
-  *) echo "usage: $0 [--tests]" >&2; exit 2 ;;
+  *) echo "usage: $0 [--docs|--tests]" >&2; exit 2 ;;
 esac
 missing=()
 for p in "${pkgs[@]}"; do
@@ -33,8 +36,10 @@ done
 # for the tests also the TypeScript SDK, newman and the page's checks. A
 # machine that has them already (say NodeSource's nodejs, which conflicts
 # with Debian's npm) keeps its own; Debian's only where there are none.
-command -v node >/dev/null || missing+=(nodejs)
-command -v npm >/dev/null || missing+=(npm)
+if [ "$node" = yes ]; then
+  command -v node >/dev/null || missing+=(nodejs)
+  command -v npm >/dev/null || missing+=(npm)
+fi
 if [ ${#missing[@]} -gt 0 ]; then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq

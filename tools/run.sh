@@ -9,13 +9,15 @@
 #   tools/run.sh stop       stop what a detached run left running
 # As root (a fresh Debian 12 has no sudo); any other user: sudo tools/run.sh ...
 #
-# MR_PORT (default 8080) moves the API; MR_PG_PORT, MR_REDIS_PORT and
+# MR_DOCS=on also installs Node.js and npm and serves the API reference
+# page at /docs/. MR_PORT (default 8080) moves the API; MR_PG_PORT, MR_REDIS_PORT and
 # MR_OPS_PORT (the ops listener, 8081) likewise. MR_PAYOUT_SIMULATOR=on makes
 # sandbox payouts settle by themselves after MR_PAYOUT_SIMULATOR_DELAY (5s);
 # by default they wait for an operator (mrctl payout succeed|fail).
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 dir=$repo/.run
+[ -L "$dir" ] && dir=$(readlink -f "$dir")  # see "reach its cluster" below
 export MR_BUILD_DIR=${MR_BUILD_DIR:-$repo/build}
 export MR_PORT=${MR_PORT:-8080} MR_PG_PORT=${MR_PG_PORT:-15432} MR_REDIS_PORT=${MR_REDIS_PORT:-16379}
 # The run command serves the sandbox: partners may finish their own payouts
@@ -32,8 +34,19 @@ fi
 
 # The service alone: its packages, and a build without the tests, the fuzz
 # targets and the benchmarks (tools/test.sh installs and builds those).
-"$repo/tools/deps.sh"
+# The API reference page needs Node.js and npm (some 340 Debian packages
+# and Redocly's from npm): only when asked for.
+if [ "${MR_DOCS:-off}" = on ]; then "$repo/tools/deps.sh" --docs; else "$repo/tools/deps.sh"; fi
 MR_TESTS=OFF MR_BENCH=OFF "$repo/tools/build.sh"
+# PostgreSQL runs as the postgres user, who must reach its cluster under
+# .run: a checkout in root's home (0700 on Debian) keeps the stack in
+# /var/lib/mr-run instead, with .run a link to it.
+if [ ! -L "$repo/.run" ] && ! runuser -u postgres -- test -x "$repo"; then
+  [ -e "$repo/.run" ] && { echo "run.sh: $repo is out of the postgres user's reach; remove $repo/.run and run again" >&2; exit 1; }
+  dir=/var/lib/mr-run/$(printf '%s' "$repo" | sha256sum | cut -c1-12)
+  mkdir -p "$dir"
+  ln -s "$dir" "$repo/.run"
+fi
 mkdir -p "$dir"
 "$repo/tools/stack.sh" up "$dir/stack"
 source "$dir/stack/stack.env"
@@ -76,7 +89,7 @@ body='{"partnerRef":"'$ref'","member":{"externalMemberId":"member-1","firstName"
 cat <<MSG
 
 Member Rewards Partner API is running at $MR_BASE_URL (sandbox)
-  API reference:    $MR_BASE_URL/docs/$([ -s "$MR_BUILD_DIR/docs/index.html" ] || echo "  (not built: npm is missing)")
+  API reference:    $([ -s "$MR_BUILD_DIR/docs/index.html" ] && echo "$MR_BASE_URL/docs/" || echo "docs/api-reference.md (the page: MR_DOCS=on tools/run.sh)")
   environment file: $dir/env      (. .run/env)
   operator tool:    $mrctl
   nginx logs:       $dir/stack/nginx/logs/
