@@ -63,7 +63,7 @@ Test(two_nodes, reload_one_node_while_other_serves_loses_nothing) {
   std::thread load([&] {
     run_awards(awards, 4, {env("MR_BASE_URL"), env("MR_NODE2_BASE_URL")}, acked, reloaded);
   });
-  for (int i = 0; i < 3000 && acked < 20; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  wait_for_acks(acked, 20);
   const int acked_at_first_reload = acked;
   int reload_rc = 0;
   for (int i = 0; i < 3; ++i) reload_rc |= sh(env("MR_NODE2_RELOAD") + " >/dev/null");
