@@ -92,17 +92,11 @@ Test(pods_move, a_club_moved_under_load_loses_and_doubles_nothing, .timeout = 24
   const Club club = make_club(home.dsn(), "move-club", "");
   const std::string id = club_id_of(home.dsn(), "move-club");
 
-  NodeConf conf;
-  conf.catalogue_dsn = home.dsn();
-  conf.ledger_dsn = home.dsn();
-  conf.webhooks = "mr_webhook_poll 1s; mr_webhook_schedule 0 1s 1s 1s; mr_webhook_timeout 2s;";
-  Node node(conf);
+  Node node(home_node_conf(home.dsn(), true));
   node.start();
   mr::MrClient c(node.base_url(), club.key_id, club.secret);
   WebhookReceiver hooks;
-  const auto endpoint = c.post("/api/v1/webhook-endpoints",
-                               R"({"partnerRef":"move-club","url":")" + hooks.url("/move") + R"("})", unique("we"));
-  cr_assert_eq(endpoint.status, 201, "%s", endpoint.body.c_str());
+  add_endpoint(c, club.ref, hooks.url("/move"));
 
   std::vector<std::string> members;
   for (int i = 0; i < 4; ++i) members.push_back(onboard_member(c, club.ref));
@@ -452,17 +446,11 @@ Test(pods_move, every_kind_of_row_moves_whole, .timeout = 180) {
   mrctl(home.dsn(), "capacity topup --ref books-club --minor 100000000");
   const std::string id = club_id_of(home.dsn(), "books-club");
 
-  NodeConf conf;
-  conf.catalogue_dsn = home.dsn();
-  conf.ledger_dsn = home.dsn();
-  conf.webhooks = "mr_webhook_poll 1s; mr_webhook_schedule 0 1s 1s 1s; mr_webhook_timeout 2s;";
-  Node node(conf);
+  Node node(home_node_conf(home.dsn(), true));
   node.start();
   mr::MrClient c(node.base_url(), club.key_id, club.secret);
   WebhookReceiver hooks;
-  cr_assert_eq(c.post("/api/v1/webhook-endpoints",
-                      R"({"partnerRef":"books-club","url":")" + hooks.url("/books") + R"("})", unique("we")).status,
-               201);
+  add_endpoint(c, club.ref, hooks.url("/books"));
 
   const auto settle = [&](const std::string& member, const std::string& tx, std::int64_t minor) {
     const auto r = c.post("/api/v1/transactions/settled", settle_body(club.ref, member, tx, minor), unique("idem"));
@@ -659,10 +647,7 @@ Test(pods_move, a_moving_clubs_writes_answer_503_and_its_reads_200, .timeout = 1
       club_with_member(pods, "paused-club", "--redemption-rate-minor 1 --payout-currency GBP --min-redemption 10");
   mrctl(home.dsn(), "capacity topup --ref paused-club --minor 1000000");
 
-  NodeConf conf;
-  conf.catalogue_dsn = home.dsn();
-  conf.ledger_dsn = home.dsn();
-  Node node(conf);
+  Node node(home_node_conf(home.dsn()));
   node.start();
   mr::MrClient c(node.base_url(), club.key_id, club.secret);
   const std::string member = onboard_member(c, club.ref);  // with the wallet a payout needs (m1 has none)
