@@ -18,6 +18,7 @@
 
 #include "ledger/sql/migrations.hpp"
 #include "tools/mrctl/command.hpp"
+#include "tools/mrctl/json_fields.hpp"
 #include "tools/mrctl/pod_name.hpp"
 #include "tools/mrctl/privileges.hpp"
 #include "tools/mrctl/schema.hpp"
@@ -148,14 +149,7 @@ SchemaCheck read_schema(Context& ctx, PGconn* conn) {
 namespace {
 
 void write_outcome(rapidjson::Writer<rapidjson::StringBuffer>& w, const MigrateOutcome& m) {
-  w.Key("applied");
-  w.Int(m.applied);
-  w.Key("adopted");
-  w.Int(m.adopted);
-  w.Key("version");
-  w.Int(m.version);
-  w.Key("functions");
-  w.Int(m.functions);
+  write_ints(w, {{"applied", m.applied}, {"adopted", m.adopted}, {"version", m.version}, {"functions", m.functions}});
 }
 
 // The catalogue's database, then every pod of the directory (each in its
