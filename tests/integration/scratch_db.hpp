@@ -57,6 +57,12 @@ class ScratchDb {
     return cmd;
   }
 
+  // mrctl on this database with the master key, its standard error in
+  // Run::out after its output (refusals are one line there).
+  Run mrctl(const std::vector<std::string>& args) const {
+    return run(mrctl_line(args, MasterKey::with), Stderr::into_out);
+  }
+
   // One statement on the test's session: the first row's first value (""
   // when no row); asserts success.
   std::string sql(const std::string& statement) { return query(session(conn_), statement); }
