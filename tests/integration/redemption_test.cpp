@@ -176,24 +176,14 @@ Test(redemption, close_member) {
 Test(redemption, parallel_redemptions_never_overdraw) {
   auto c0 = client("A");
   const std::string id = member_with_points(c0, "club-a", 1000);
-  std::atomic<int> accepted{0}, refused{0}, other{0};
-  std::vector<std::thread> threads;
-  for (int t = 0; t < 4; ++t) {
-    threads.emplace_back([&] {
-      auto c = client("A");
-      for (int i = 0; i < 5; ++i) {
-        auto r = c.post("/api/v1/redemptions", redeem_body("club-a", id, unique("rq"), "100"), unique("k"));
-        if (r.status == 202) accepted++;
-        else if (error_code(r) == "insufficient_points_balance") refused++;
-        else other++;
-      }
-    });
-  }
-  for (auto& th : threads) th.join();
+  Tally tally{202, "insufficient_points_balance"};
+  race(tally, "A", 4, 5, [&](MrClient& c, int) {
+    return c.post("/api/v1/redemptions", redeem_body("club-a", id, unique("rq"), "100"), unique("k"));
+  });
   // 20 requests of 100 for 1000 points: exactly 10 fit.
-  cr_expect_eq(accepted.load(), 10);
-  cr_expect_eq(refused.load(), 10);
-  cr_expect_eq(other.load(), 0);
+  cr_expect_eq(tally.ok.load(), 10);
+  cr_expect_eq(tally.refused.load(), 10);
+  cr_expect_eq(tally.other.load(), 0);
   auto b = balance(c0, id);
   cr_expect_eq(i64(b, "pointsBalance"), 0);
   cr_expect_eq(i64(b, "reservedPointsBalance"), 1000);
@@ -207,24 +197,13 @@ Test(redemption, parallel_redemptions_never_exceed_cash_capacity) {
   const std::string m1 = member_with_points(c0, "club-h", 10), m2 = member_with_points(c0, "club-h", 10);
   // 10000 bp: 10 points * 100 minor each = 1000 points.
   cr_assert_eq(i64(balance(c0, m1), "pointsBalance"), 1000);
-  std::atomic<int> accepted{0}, no_capacity{0}, other{0};
-  std::vector<std::thread> threads;
-  for (int t = 0; t < 4; ++t) {
-    threads.emplace_back([&, t] {
-      auto c = client("H");
-      for (int i = 0; i < 5; ++i) {
-        auto r = c.post("/api/v1/redemptions", redeem_body("club-h", t % 2 ? m1 : m2, unique("rq"), "100"),
-                        unique("k"));
-        if (r.status == 202) accepted++;
-        else if (error_code(r) == "insufficient_partner_cash_capacity") no_capacity++;
-        else other++;
-      }
-    });
-  }
-  for (auto& th : threads) th.join();
-  cr_expect_eq(accepted.load(), 7);
-  cr_expect_eq(no_capacity.load(), 13);
-  cr_expect_eq(other.load(), 0);
+  Tally tally{202, "insufficient_partner_cash_capacity"};
+  race(tally, "H", 4, 5, [&](MrClient& c, int t) {
+    return c.post("/api/v1/redemptions", redeem_body("club-h", t % 2 ? m1 : m2, unique("rq"), "100"), unique("k"));
+  });
+  cr_expect_eq(tally.ok.load(), 7);
+  cr_expect_eq(tally.refused.load(), 13);
+  cr_expect_eq(tally.other.load(), 0);
   cr_expect_eq(i64(balance(c0, m1), "reservedPointsBalance") + i64(balance(c0, m2), "reservedPointsBalance"), 700);
   const std::string out = env("MR_STACK_DIR") + "/club-h.json";
   cr_assert_eq(sh(mrctl_cmd() + " club show --ref club-h > '" + out + "'"), 0);
