@@ -36,6 +36,19 @@ rapidjson::Document balance(mr::MrClient& c, const std::string& id) {
   return data_of(c.get("/api/v1/members/" + id + "/balance"));
 }
 
+// The member's balance once its redemptions are settled or released.
+void expect_balances(mr::MrClient& c, const std::string& id, std::int64_t available, std::int64_t reserved,
+                     std::int64_t redeemed) {
+  auto b = balance(c, id);
+  cr_expect_eq(i64(b, "pointsBalance"), available);
+  cr_expect_eq(i64(b, "reservedPointsBalance"), reserved);
+  cr_expect_eq(i64(b, "lifetimePointsRedeemed"), redeemed);
+}
+
+rapidjson::Document points_of(mr::MrClient& c, const std::string& id, const std::string& filter) {
+  return data_of(c.get("/api/v1/members/" + id + "/points?filter=" + filter));
+}
+
 }  // namespace
 
 Test(redemption, flow_until_completed) {
@@ -69,14 +82,11 @@ Test(redemption, flow_until_completed) {
   status = data_of(c.get("/api/v1/redemptions/" + redemption));
   cr_expect_eq(s(status, "status"), std::string("completed"));
   cr_expect_eq(s(status["payout"], "status"), std::string("succeeded"));
-  auto b = balance(c, id);
-  cr_expect_eq(i64(b, "pointsBalance"), 600);
-  cr_expect_eq(i64(b, "reservedPointsBalance"), 0);
-  cr_expect_eq(i64(b, "lifetimePointsRedeemed"), 400);
-  auto reserved = data_of(c.get("/api/v1/members/" + id + "/points?filter=reserved"));
+  expect_balances(c, id, 600, 0, 400);
+  auto reserved = points_of(c, id, "reserved");
   cr_expect_eq(reserved["entries"].Size(), 1u);
   cr_expect_eq(i64(reserved["entries"][0], "cashValueMinor"), 400);
-  auto redeemed = data_of(c.get("/api/v1/members/" + id + "/points?filter=redeemed"));
+  auto redeemed = points_of(c, id, "redeemed");
   cr_expect_eq(redeemed["entries"].Size(), 1u);
   cr_expect_eq(i64(redeemed["entries"][0], "pointsDelta"), -400);
   cr_expect_eq(sh(mrctl_cmd() + " audit >/dev/null"), 0);
@@ -94,11 +104,8 @@ Test(redemption, failed_payout_gives_everything_back) {
   auto status = data_of(c.get("/api/v1/redemptions/" + redemption));
   cr_expect_eq(s(status, "status"), std::string("failed"));
   cr_expect_eq(s(status["payout"], "failureReason"), std::string("account closed"));
-  auto b = balance(c, id);
-  cr_expect_eq(i64(b, "pointsBalance"), 500);
-  cr_expect_eq(i64(b, "reservedPointsBalance"), 0);
-  cr_expect_eq(i64(b, "lifetimePointsRedeemed"), 0);
-  auto released = data_of(c.get("/api/v1/members/" + id + "/points?filter=released"));
+  expect_balances(c, id, 500, 0, 0);
+  auto released = points_of(c, id, "released");
   cr_expect_eq(released["entries"].Size(), 1u);
   cr_expect_eq(sh(mrctl_cmd() + " audit >/dev/null"), 0);
 }
@@ -165,7 +172,7 @@ Test(redemption, close_member) {
   auto b = balance(c, id);
   cr_expect_eq(s(b, "memberStatus"), std::string("closed"));
   cr_expect_eq(i64(b, "pointsBalance"), 0);
-  auto adjusted = data_of(c.get("/api/v1/members/" + id + "/points?filter=adjusted"));
+  auto adjusted = points_of(c, id, "adjusted");
   cr_expect_eq(adjusted["entries"].Size(), 1u);
   cr_expect_eq(s(adjusted["entries"][0], "entryType"), std::string("close_forfeit"));
   EXPECT_ERROR(post(c, "/api/v1/members/" + unique("ghost") + "/close", R"({"partnerRef":"club-a"})"), 404,
