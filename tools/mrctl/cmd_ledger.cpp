@@ -102,15 +102,13 @@ int audit(Context& ctx) {
   w.StartArray();
   for (const std::string& pod : ctx.pod_names()) {
     w.StartObject();
-    w.Key("pod");
-    w.String(pod.c_str());
+    write_strings(w, {{"pod", pod}});
     if (auto it = books.find(pod); it != books.end()) {
       write_books(w, it->second, it->second.differences == 0);
     } else {
       w.Key("ok");
       w.Bool(false);
-      w.Key("error");
-      w.String(failed.contains(pod) ? failed.at(pod).c_str() : "not audited");
+      write_strings(w, {{"error", failed.contains(pod) ? failed.at(pod) : "not audited"}});
     }
     w.EndObject();
   }

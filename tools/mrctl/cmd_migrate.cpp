@@ -170,8 +170,7 @@ int migrate(Context& ctx) {
     if (*one != kHomePod) {
       if (auto problem = pod_name_problem(*one)) throw Failure{"--pod: " + *problem, 2};
     }
-    w.Key("pod");
-    w.String(one->c_str());
+    write_strings(w, {{"pod", *one}});
     write_outcome(w, migrate_database(ctx, ctx.pod_db(*one), to, *one == kHomePod ? "" : "pod " + *one + " "));
   } else {
     write_outcome(w, migrate_database(ctx, ctx.db(), to, ""));
@@ -180,14 +179,12 @@ int migrate(Context& ctx) {
     // Read after the catalogue's migration: 018 may have just made it.
     for (const PodAddress& pod : ctx.directory()) {
       w.StartObject();
-      w.Key("pod");
-      w.String(pod.name.c_str());
+      write_strings(w, {{"pod", pod.name}});
       try {
         write_outcome(w, migrate_database(ctx, ctx.pod_db(pod.name), to, "pod " + pod.name + " "));
       } catch (const Failure& f) {
         std::cerr << "mrctl: pod " << pod.name << ": " << f.message << "\n";
-        w.Key("error");
-        w.String(f.message.c_str());
+        write_strings(w, {{"error", f.message}});
         failed++;
       }
       w.EndObject();
