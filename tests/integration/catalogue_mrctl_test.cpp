@@ -29,9 +29,7 @@ using mr::test::Stderr;
 // ScratchDb::mrctl does, without waiting.
 class Db : public mr::test::ScratchDb {
  public:
-  explicit Db(bool migrate = true) : ScratchDb("mr_cat") {
-    if (migrate) cr_assert_eq(mrctl({"migrate"}).code, 0);
-  }
+  explicit Db(bool migrate = true) : ScratchDb("mr_cat", migrate) {}
   Started start(const std::vector<std::string>& args) const {
     return Started(mrctl_line(args, MasterKey::with), Stderr::into_out);
   }

@@ -26,9 +26,7 @@ using mr::test::Stderr;
 // mrctl's standard error in Run::err (notices beside a JSON answer).
 class Db : public mr::test::ScratchDb {
  public:
-  explicit Db(const std::string& prefix, bool migrate = true) : ScratchDb(prefix) {
-    if (migrate) cr_assert_eq(mrctl({"migrate"}).code, 0);
-  }
+  explicit Db(const std::string& prefix, bool migrate = true) : ScratchDb(prefix, migrate) {}
   Run mrctl_apart(const std::vector<std::string>& args) const { return mr::test::run(mrctl_line(args, MasterKey::with)); }
   // The DSN with another host part (a name, say).
   std::string dsn_with_host(const std::string& host) const {
