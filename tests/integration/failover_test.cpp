@@ -30,12 +30,10 @@ Test(failover, promoted_standby_keeps_every_acknowledged_award, .timeout = 300) 
   auto awards = plan_awards(members, 40, prefix);
   const std::string pids_before = nginx_pids(dir);
 
-  std::atomic<int> acked{0};
-  std::atomic<bool> killed{false};
-  std::thread load([&] { run_awards(awards, 4, {env("MR_BASE_URL")}, acked, killed); });
-  wait_for_acks(acked, 40);
-  const int acked_at_kill = acked;
-  killed = true;
+  AwardsUnderFault load(awards);
+  load.wait_for(40);
+  const int acked_at_kill = load.acked();
+  load.fault();
   const std::string postmaster = capture("head -1 '" + env("MR_PG_DATA") + "/postmaster.pid'");
   const int kill_rc = sh("kill -9 " + postmaster);
   // No host takes writes for a while: the old primary refuses connections,

@@ -64,12 +64,10 @@ Test(patroni, lost_leader_keeps_every_acknowledged_award, .timeout = 240) {
   auto awards = plan_awards(members, 40, prefix);
   const std::string pids_before = nginx_pids(dir);
 
-  std::atomic<int> acked{0};
-  std::atomic<bool> lost{false};
-  std::thread load([&] { run_awards(awards, 4, {env("MR_BASE_URL")}, acked, lost); });
-  wait_for_acks(acked, 40);
-  const int acked_at_loss = acked;
-  lost = true;
+  AwardsUnderFault load(awards);
+  load.wait_for(40);
+  const int acked_at_loss = load.acked();
+  load.fault();
   // The machine is gone: Patroni first (or it would restart PostgreSQL and
   // keep the leader key), then the postmaster.
   const auto lost_at = Clock::now();

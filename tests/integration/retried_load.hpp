@@ -126,6 +126,31 @@ inline void wait_for_acks(const std::atomic<int>& acked, int n) {
   for (int i = 0; i < 3000 && acked < n; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
 }
 
+// `awards` under way on a thread of their own (run_awards on 4 threads of
+// clients on `urls`) while a test injects a fault: wait_for(n) until n are
+// acknowledged, acked() how many are so far, fault() marks the moment
+// (those acknowledged later are not acked_before_event), join() waits for
+// the rest.
+class AwardsUnderFault {
+ public:
+  explicit AwardsUnderFault(std::vector<Award>& awards, std::vector<std::string> urls = {env("MR_BASE_URL")})
+      : thread_([&awards, urls = std::move(urls), this] { run_awards(awards, 4, urls, acked_, fault_); }) {}
+  AwardsUnderFault(const AwardsUnderFault&) = delete;
+  AwardsUnderFault& operator=(const AwardsUnderFault&) = delete;
+  ~AwardsUnderFault() {
+    if (thread_.joinable()) thread_.join();
+  }
+  void wait_for(int n) const { wait_for_acks(acked_, n); }
+  int acked() const { return acked_; }
+  void fault() { fault_ = true; }
+  void join() { thread_.join(); }
+
+ private:
+  std::atomic<int> acked_{0};
+  std::atomic<bool> fault_{false};
+  std::thread thread_;  // last: it starts once the counters exist
+};
+
 inline std::vector<std::string> onboard_members(MrClient& c, const std::string& prefix, int n) {
   std::vector<std::string> ids;
   for (int i = 0; i < n; ++i) {
