@@ -685,3 +685,43 @@ Test(pods_move, a_moving_clubs_writes_answer_503_and_its_reads_200, .timeout = 1
   cr_expect_eq(i64(data_of(c.get("/api/v1/members/" + member + "/balance")), "pointsBalance"), 50 + 30 - 20);
   mrctl(home.dsn(), "audit");
 }
+
+// The pause holds for the operator's writes too: while the club is marked
+// moving, mrctl's pool and capacity top-ups, a member adjustment and an
+// endpoint's disable and replay are refused by mr_refuse_moving and change
+// nothing; once the mark is lifted the same commands go through.
+Test(pods_move, a_moving_clubs_operator_writes_are_refused, .timeout = 120) {
+  const TwoPods pods("pods_paused_ops");
+  const auto& home = pods.home;
+  const auto [club, id] =
+      club_with_member(pods, "paused-ops", "--redemption-rate-minor 1 --payout-currency GBP --min-redemption 10");
+  psql_value(home.dsn(), "INSERT INTO webhook_endpoints (endpoint_id, club_id, url, event_types, secret_sealed, "
+                         "status) VALUES ('we_paused_ops', " + id + ", 'https://a.example/h', '{}', 'sealed', "
+                         "'enabled')");
+  const std::string books = "SELECT c.funded_points || ' ' || c.cash_capacity_minor || ' ' || m.available || ' ' || "
+                            "w.status FROM clubs c JOIN members m USING (club_id) JOIN webhook_endpoints w USING "
+                            "(club_id) WHERE c.club_id = " + id;
+  const std::string before = psql_value(home.dsn(), books);
+  const std::vector<std::string> commands = {
+      "pool topup --ref paused-ops --points 100",
+      "capacity topup --ref paused-ops --minor 100",
+      "member adjust --ref paused-ops --member m1 --points 5 --reason welcome",
+      "webhook disable --endpoint-id we_paused_ops",
+      "webhook replay --endpoint-id we_paused_ops --since 2026-01-01T00:00:00Z",
+  };
+  const std::string mrctl_line =
+      "'" + env("MR_MRCTL") + "' --dsn '" + home.dsn() + "' --master-key '" + env("MR_MASTER_KEY_FILE") + "' ";
+
+  psql_value(home.dsn(), "UPDATE clubs SET moving = true WHERE club_id = " + id);
+  for (const auto& cmd : commands) {
+    const Run r = run(mrctl_line + cmd);
+    cr_expect_neq(r.rc, 0, "%s was not refused: %s", cmd.c_str(), r.out.c_str());
+    cr_expect(r.out.find("is moving to another pod") != std::string::npos, "%s: %s", cmd.c_str(), r.out.c_str());
+  }
+  cr_expect_eq(psql_value(home.dsn(), books), before, "a refused command changed the books");
+
+  psql_value(home.dsn(), "UPDATE clubs SET moving = false WHERE club_id = " + id);
+  for (const auto& cmd : commands) mrctl(home.dsn(), cmd);
+  cr_expect_neq(psql_value(home.dsn(), books), before);
+  mrctl(home.dsn(), "audit");
+}
