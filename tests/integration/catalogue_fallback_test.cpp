@@ -18,26 +18,11 @@
 
 #include "tests/integration/ledger_helpers.hpp"
 #include "tests/integration/metrics_helpers.hpp"
+#include "tests/integration/own_node.hpp"
 
 using namespace mr::test;
 
 namespace {
-
-struct Run {
-  int rc = -1;
-  std::string out;  // stdout and stderr
-};
-
-Run run(const std::string& cmd) {
-  Run r;
-  FILE* p = ::popen((cmd + " 2>&1").c_str(), "r");
-  cr_assert(p != nullptr);
-  std::array<char, 512> buf{};
-  while (std::fgets(buf.data(), buf.size(), p) != nullptr) r.out += buf.data();
-  const int status = ::pclose(p);
-  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
 
 std::string stack() { return env("MR_STACK_DIR"); }
 std::string snapshot_path() { return stack() + "/mr-catalogue-sandbox.snapshot"; }

@@ -25,14 +25,11 @@ using mr::test::shell_quote;
 using mr::test::Started;
 using mr::test::Stderr;
 
-// A scratch database, migrated unless told not to. mrctl gets the master
-// key, and writes its standard error into Run::out with its output.
+// A scratch database, migrated unless told not to; start() runs mrctl as
+// ScratchDb::mrctl does, without waiting.
 class Db : public mr::test::ScratchDb {
  public:
-  explicit Db(bool migrate = true) : ScratchDb("mr_cat") {
-    if (migrate) cr_assert_eq(mrctl({"migrate"}).code, 0);
-  }
-  Run mrctl(const std::vector<std::string>& args) const { return start(args).finish(); }
+  explicit Db(bool migrate = true) : ScratchDb("mr_cat", migrate) {}
   Started start(const std::vector<std::string>& args) const {
     return Started(mrctl_line(args, MasterKey::with), Stderr::into_out);
   }

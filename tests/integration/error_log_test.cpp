@@ -63,28 +63,34 @@ Test(error_log, a_500_line_carries_the_request_id) {
 }
 
 Test(error_log, errors_found_after_the_http_block_point_at_their_directive) {
-  NodeConf pool;
-  pool.http = "  mr_ledger_pool_size 0;\n";
-  expect_at_line(pool, "mr_ledger_pool_size must be 1..256", "mr_ledger_pool_size");
-  NodeConf settle;
-  settle.http = "  mr_ledger_settle_connections 300;\n";
-  expect_at_line(settle, "mr_ledger_settle_connections must be 0..256", "mr_ledger_settle_connections");
-  NodeConf user;
-  user.redis = "mr_redis_username someone;";
-  expect_at_line(user, "mr_redis_username needs mr_redis_password_file", "mr_redis_username");
-  NodeConf simulator;
-  simulator.environment = "production";
-  simulator.http = "  mr_payout_simulator on;\n";
-  expect_at_line(simulator, "mr_payout_simulator on settles payouts without a bank", "mr_payout_simulator");
-  NodeConf unguarded;
-  unguarded.api_location = "mr_ledger;";
-  expect_at_line(unguarded, "mr_ledger in location \"/api/\" has no \"mr_auth on\"", "mr_ledger;");
-  NodeConf no_catalogue;
-  no_catalogue.catalogue_dsn = "";
-  expect_at_line(no_catalogue, "mr_auth is on but mr_catalogue_dsn is not set", "mr_auth on");
-  NodeConf no_key;
-  no_key.master_key = "/nonexistent/master.key";
-  expect_at_line(no_key, "mr_master_key_file: /nonexistent/master.key: No such file", "mr_master_key_file");
+  struct Case {
+    void (*edit)(NodeConf&);
+    const char* says;
+    const char* directive;
+  };
+  const Case cases[] = {
+      {[](NodeConf& c) { c.http = "  mr_ledger_pool_size 0;\n"; }, "mr_ledger_pool_size must be 1..256",
+       "mr_ledger_pool_size"},
+      {[](NodeConf& c) { c.http = "  mr_ledger_settle_connections 300;\n"; },
+       "mr_ledger_settle_connections must be 0..256", "mr_ledger_settle_connections"},
+      {[](NodeConf& c) { c.redis = "mr_redis_username someone;"; }, "mr_redis_username needs mr_redis_password_file",
+       "mr_redis_username"},
+      {[](NodeConf& c) {
+         c.environment = "production";
+         c.http = "  mr_payout_simulator on;\n";
+       },
+       "mr_payout_simulator on settles payouts without a bank", "mr_payout_simulator"},
+      {[](NodeConf& c) { c.api_location = "mr_ledger;"; }, "mr_ledger in location \"/api/\" has no \"mr_auth on\"",
+       "mr_ledger;"},
+      {[](NodeConf& c) { c.catalogue_dsn = ""; }, "mr_auth is on but mr_catalogue_dsn is not set", "mr_auth on"},
+      {[](NodeConf& c) { c.master_key = "/nonexistent/master.key"; },
+       "mr_master_key_file: /nonexistent/master.key: No such file", "mr_master_key_file"},
+  };
+  for (const auto& k : cases) {
+    NodeConf conf;
+    k.edit(conf);
+    expect_at_line(conf, k.says, k.directive);
+  }
   // The twin: the same node as written passes.
   const Run ok = Node(NodeConf{}).test();
   cr_expect_eq(ok.rc, 0, "%s", ok.out.c_str());

@@ -30,12 +30,10 @@ Test(failover, promoted_standby_keeps_every_acknowledged_award, .timeout = 300) 
   auto awards = plan_awards(members, 40, prefix);
   const std::string pids_before = nginx_pids(dir);
 
-  std::atomic<int> acked{0};
-  std::atomic<bool> killed{false};
-  std::thread load([&] { run_awards(awards, 4, {env("MR_BASE_URL")}, acked, killed); });
-  for (int i = 0; i < 3000 && acked < 40; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  const int acked_at_kill = acked;
-  killed = true;
+  AwardsUnderFault load(awards);
+  load.wait_for(40);
+  const int acked_at_kill = load.acked();
+  load.fault();
   const std::string postmaster = capture("head -1 '" + env("MR_PG_DATA") + "/postmaster.pid'");
   const int kill_rc = sh("kill -9 " + postmaster);
   // No host takes writes for a while: the old primary refuses connections,
@@ -55,21 +53,7 @@ Test(failover, promoted_standby_keeps_every_acknowledged_award, .timeout = 300) 
   // from the promoted standby now.
   expect_each_applied_once(c, awards, prefix);
 
-  // Answers from before the failover: Redis replays them; without Redis the
-  // promoted database does, byte for byte.
-  int replayed = 0;
-  for (const auto& a : awards) {
-    if (!a.acked_before_event || replayed == 3) continue;
-    replayed++;
-    auto again = c.post("/api/v1/transactions/settled", a.body, a.key);
-    cr_expect_eq(again.status, 200, "%s", again.body.c_str());
-    cr_expect_eq(header(again, "x-mr-idempotent-replay"), std::string("true"));
-    cr_expect_eq(again.body, a.final_body);
-    cr_assert_eq(sh(redis_cli() + "FLUSHALL | grep -qx OK"), 0);  // with the stack's password
-    auto from_db = c.post("/api/v1/transactions/settled", a.body, a.key);
-    cr_expect_eq(from_db.status, 200, "%s", from_db.body.c_str());
-    cr_expect_eq(from_db.body, a.final_body);
-  }
+  expect_replayed_after_fault(c, awards);
 
   cr_expect_eq(nginx_pids(dir), pids_before, "nginx was restarted or a worker died");
   // Among the faults: a connect whose new socket (libpq moving from host to

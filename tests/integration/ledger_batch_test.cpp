@@ -310,16 +310,13 @@ Test(batch, batches_never_overdraw_a_pool_and_refuse_exactly) {
   const auto members = onboard_members(c, "club-i", 8, "pm");
   const std::string run = unique("bp");
   const std::string before = scrape();
-  std::atomic<int> ok{0}, refused{0}, other{0};
+  Tally tally{200, "insufficient_partner_points_pool"};
   Volley volley;
   for (int i = 0; i < 40; ++i) {
     volley.add("I", [&, i](MrClient& w) {
-      auto r = w.post("/api/v1/transactions/settled",
-                      settle_body("club-i", members[static_cast<std::size_t>(i) % 8], unique("ptx"), 50),
-                      run + "-" + std::to_string(i));
-      if (r.status == 200) ok++;
-      else if (error_code(r) == "insufficient_partner_points_pool") refused++;
-      else other++;
+      tally.count(w.post("/api/v1/transactions/settled",
+                         settle_body("club-i", members[static_cast<std::size_t>(i) % 8], unique("ptx"), 50),
+                         run + "-" + std::to_string(i)));
     });
   }
   volley.expect_ready();
@@ -327,9 +324,9 @@ Test(batch, batches_never_overdraw_a_pool_and_refuse_exactly) {
   GateSettles gate_settles(gate, lock);
   gate_settles.fill();
   release_when_claimed(gate_settles, volley, run + "-", 40);
-  cr_expect_eq(other.load(), 0);
-  cr_expect_eq(ok.load(), 20, "exactly the pool's worth is awarded");
-  cr_expect_eq(refused.load(), 20);
+  cr_expect_eq(tally.other.load(), 0);
+  cr_expect_eq(tally.ok.load(), 20, "exactly the pool's worth is awarded");
+  cr_expect_eq(tally.refused.load(), 20);
   std::int64_t held = 0;
   for (const auto& m : members) held += i64(data_of(c.get("/api/v1/members/" + m + "/balance")), "pointsBalance");
   cr_expect_eq(held, 1000);

@@ -66,23 +66,13 @@ Test(concurrency, parallel_awards_for_distinct_members_never_overdraw_pool) {
       cr_assert_eq(post(c, "/api/v1/members", member_body(ref, members.back())).status, 201);
     }
   }
-  std::atomic<int> ok{0}, refused{0}, other{0};
-  std::vector<std::thread> threads;
-  for (int t = 0; t < 8; ++t) {
-    threads.emplace_back([&, t] {
-      auto c = client("E");
-      for (int i = 0; i < 10; ++i) {
-        auto r = c.post("/api/v1/transactions/settled", settle_body(ref, members[t], unique("tx"), 100), unique("i"));
-        if (r.status == 200) ok++;
-        else if (error_code(r) == "insufficient_partner_points_pool") refused++;
-        else other++;
-      }
-    });
-  }
-  for (auto& th : threads) th.join();
-  cr_expect_eq(other.load(), 0);
-  cr_expect_eq(ok.load(), 50, "exactly the pool's worth is awarded");
-  cr_expect_eq(refused.load(), 30);
+  Tally tally{200, "insufficient_partner_points_pool"};
+  race(tally, "E", 8, 10, [&](MrClient& c, int t) {
+    return c.post("/api/v1/transactions/settled", settle_body(ref, members[t], unique("tx"), 100), unique("i"));
+  });
+  cr_expect_eq(tally.other.load(), 0);
+  cr_expect_eq(tally.ok.load(), 50, "exactly the pool's worth is awarded");
+  cr_expect_eq(tally.refused.load(), 30);
   cr_expect_eq(sh(mrctl_cmd() + " audit >/dev/null"), 0);
 }
 
@@ -99,19 +89,12 @@ Test(concurrency, one_transaction_id_settled_at_once_by_many) {
     }
   }
   const std::string tx = unique("same-tx");
-  std::atomic<int> ok{0}, duplicate{0}, other{0};
-  std::vector<std::thread> threads;
-  for (int t = 0; t < 8; ++t) {
-    threads.emplace_back([&, t] {
-      auto r = client("H").post("/api/v1/transactions/settled", settle_body(ref, members[t], tx, 10), unique("i"));
-      if (r.status == 200) ok++;
-      else if (error_code(r) == "duplicate_transaction") duplicate++;
-      else other++;
-    });
-  }
-  for (auto& th : threads) th.join();
-  cr_expect_eq(ok.load(), 1);
-  cr_expect_eq(duplicate.load(), 7);
-  cr_expect_eq(other.load(), 0);
+  Tally tally{200, "duplicate_transaction"};
+  race(tally, "H", 8, 1, [&](MrClient& c, int t) {
+    return c.post("/api/v1/transactions/settled", settle_body(ref, members[t], tx, 10), unique("i"));
+  });
+  cr_expect_eq(tally.ok.load(), 1);
+  cr_expect_eq(tally.refused.load(), 7);
+  cr_expect_eq(tally.other.load(), 0);
   cr_expect_eq(sh(mrctl_cmd() + " audit >/dev/null"), 0);
 }

@@ -1,8 +1,11 @@
 // Request builders and readers shared by the ledger integration tests.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
+#include <functional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <rapidjson/document.h>
@@ -111,6 +114,33 @@ inline std::string onboard_member(MrClient& c, const std::string& ref) {
 
 inline std::int64_t points_balance(MrClient& c, const std::string& id) {
   return i64(data_of(c.get("/api/v1/members/" + id + "/balance")), "pointsBalance");
+}
+
+// The answers of requests that compete: `ok_status`, refused with the error
+// code `refusal` (what the race must refuse), or anything else.
+struct Tally {
+  long ok_status;
+  std::string refusal;
+  std::atomic<int> ok{0}, refused{0}, other{0};
+  void count(const HttpResponse& r) {
+    if (r.status == ok_status) ok++;
+    else if (error_code(r) == refusal) refused++;
+    else other++;
+  }
+};
+
+// `threads` threads at once, each with a client of key `key` sending
+// `per_thread` requests, `send(client, thread)` each; counted in `tally`.
+inline void race(Tally& tally, const std::string& key, int threads, int per_thread,
+                 const std::function<HttpResponse(MrClient&, int thread)>& send) {
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) {
+    pool.emplace_back([&, t] {
+      auto c = client(key);
+      for (int i = 0; i < per_thread; ++i) tally.count(send(c, t));
+    });
+  }
+  for (auto& th : pool) th.join();
 }
 
 inline int sh(const std::string& cmd) { return std::system(cmd.c_str()); }

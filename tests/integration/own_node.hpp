@@ -28,14 +28,8 @@ struct Run {
 };
 
 inline Run run(const std::string& cmd) {
-  Run r;
-  FILE* p = ::popen((cmd + " 2>&1").c_str(), "r");
-  cr_assert(p != nullptr);
-  std::array<char, 512> buf{};
-  while (std::fgets(buf.data(), buf.size(), p) != nullptr) r.out += buf.data();
-  const int status = ::pclose(p);
-  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+  Ran r = run_merged(cmd);
+  return {r.exit_code, std::move(r.output)};
 }
 
 inline int free_port() { return std::stoi(run("'" + env("MR_REPO") + "/tools/free-port.sh'").out); }

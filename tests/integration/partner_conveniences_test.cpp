@@ -153,10 +153,7 @@ std::vector<std::string> ids_of(const std::vector<rapidjson::Document>& entries)
   return ids;
 }
 
-struct Outcome {
-  int exit_code = -1;
-  std::string output;
-};
+using Outcome = Ran;
 
 // nginx -t over the fixture's own configuration with `edit` applied (the
 // same modules, catalogue and master key: only what the test changes differs).
@@ -167,14 +164,7 @@ Outcome nginx_t_with(const std::function<void(std::string&)>& edit) {
   // Beside nginx.conf, so its relative includes resolve as they do there.
   const std::string path = ngx + "/conveniences-" + std::to_string(::getpid()) + ".conf";
   std::ofstream(path) << conf;
-  const std::string cmd = nginx_command() + " -t -p " + ngx + " -c " + path + " -e /dev/stderr 2>&1";
-  Outcome out;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  cr_assert(p != nullptr);
-  std::array<char, 512> buf{};
-  while (std::fgets(buf.data(), buf.size(), p) != nullptr) out.output += buf.data();
-  const int status = ::pclose(p);
-  out.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  Outcome out = nginx_check(ngx, path, "/dev/stderr");
   std::remove(path.c_str());
   return out;
 }

@@ -64,12 +64,10 @@ Test(patroni, lost_leader_keeps_every_acknowledged_award, .timeout = 240) {
   auto awards = plan_awards(members, 40, prefix);
   const std::string pids_before = nginx_pids(dir);
 
-  std::atomic<int> acked{0};
-  std::atomic<bool> lost{false};
-  std::thread load([&] { run_awards(awards, 4, {env("MR_BASE_URL")}, acked, lost); });
-  for (int i = 0; i < 3000 && acked < 40; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  const int acked_at_loss = acked;
-  lost = true;
+  AwardsUnderFault load(awards);
+  load.wait_for(40);
+  const int acked_at_loss = load.acked();
+  load.fault();
   // The machine is gone: Patroni first (or it would restart PostgreSQL and
   // keep the leader key), then the postmaster.
   const auto lost_at = Clock::now();
@@ -101,22 +99,7 @@ Test(patroni, lost_leader_keeps_every_acknowledged_award, .timeout = 240) {
   cr_expect_eq(psql("SELECT inet_server_port(), pg_is_in_recovery()"), pg[other] + " f\n");
   expect_each_applied_once(c, awards, prefix);
 
-  // Answers from before the loss: Redis replays them; without Redis the
-  // promoted node does, byte for byte.
-  int replayed = 0;
-  for (const auto& a : awards) {
-    if (!a.acked_before_event || replayed == 3) continue;
-    replayed++;
-    auto again = c.post("/api/v1/transactions/settled", a.body, a.key);
-    cr_expect_eq(again.status, 200, "%s", again.body.c_str());
-    cr_expect_eq(header(again, "x-mr-idempotent-replay"), std::string("true"));
-    cr_expect_eq(again.body, a.final_body);
-    cr_assert_eq(sh(redis_cli() + "FLUSHALL | grep -qx OK"), 0);
-    auto from_db = c.post("/api/v1/transactions/settled", a.body, a.key);
-    cr_expect_eq(from_db.status, 200, "%s", from_db.body.c_str());
-    cr_expect_eq(header(from_db, "x-mr-idempotent-replay"), std::string("true"));
-    cr_expect_eq(from_db.body, a.final_body);
-  }
+  expect_replayed_after_fault(c, awards);
 
   cr_expect_eq(nginx_pids(dir), pids_before, "nginx was restarted or a worker died");
   // A connect whose socket the pool did not watch would be an alert here.

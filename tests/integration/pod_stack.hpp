@@ -81,6 +81,23 @@ inline std::string club_id_of(const std::string& dsn, const std::string& ref) {
   return psql_value(dsn, "SELECT club_id FROM clubs WHERE partner_ref = '" + ref + "'");
 }
 
+// A node of its own whose catalogue and ledger are `dsn` (pod home's);
+// `delivering`: it delivers webhooks within seconds, as the pods tests wait.
+inline NodeConf home_node_conf(const std::string& dsn, bool delivering = false) {
+  NodeConf conf;
+  conf.catalogue_dsn = dsn;
+  conf.ledger_dsn = dsn;
+  if (delivering) conf.webhooks = "mr_webhook_poll 1s; mr_webhook_schedule 0 1s 1s 1s; mr_webhook_timeout 2s;";
+  return conf;
+}
+
+// A webhook endpoint of club `ref` posting to `url`, created through the API.
+inline void add_endpoint(mr::MrClient& c, const std::string& ref, const std::string& url) {
+  const auto created =
+      c.post("/api/v1/webhook-endpoints", R"({"partnerRef":")" + ref + R"(","url":")" + url + R"("})", unique("we"));
+  cr_assert_eq(created.status, 201, "%s", created.body.c_str());
+}
+
 // mr_write of club `id` (partner `ref`) as SQL selecting its outcome; the
 // command is `cmd` (jsonb_build_object's arguments) with the partnerRef.
 inline std::string write_sql(const std::string& id, const std::string& ref, const std::string& op,

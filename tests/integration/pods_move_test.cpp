@@ -92,17 +92,11 @@ Test(pods_move, a_club_moved_under_load_loses_and_doubles_nothing, .timeout = 24
   const Club club = make_club(home.dsn(), "move-club", "");
   const std::string id = club_id_of(home.dsn(), "move-club");
 
-  NodeConf conf;
-  conf.catalogue_dsn = home.dsn();
-  conf.ledger_dsn = home.dsn();
-  conf.webhooks = "mr_webhook_poll 1s; mr_webhook_schedule 0 1s 1s 1s; mr_webhook_timeout 2s;";
-  Node node(conf);
+  Node node(home_node_conf(home.dsn(), true));
   node.start();
   mr::MrClient c(node.base_url(), club.key_id, club.secret);
   WebhookReceiver hooks;
-  const auto endpoint = c.post("/api/v1/webhook-endpoints",
-                               R"({"partnerRef":"move-club","url":")" + hooks.url("/move") + R"("})", unique("we"));
-  cr_assert_eq(endpoint.status, 201, "%s", endpoint.body.c_str());
+  add_endpoint(c, club.ref, hooks.url("/move"));
 
   std::vector<std::string> members;
   for (int i = 0; i < 4; ++i) members.push_back(onboard_member(c, club.ref));
@@ -452,17 +446,11 @@ Test(pods_move, every_kind_of_row_moves_whole, .timeout = 180) {
   mrctl(home.dsn(), "capacity topup --ref books-club --minor 100000000");
   const std::string id = club_id_of(home.dsn(), "books-club");
 
-  NodeConf conf;
-  conf.catalogue_dsn = home.dsn();
-  conf.ledger_dsn = home.dsn();
-  conf.webhooks = "mr_webhook_poll 1s; mr_webhook_schedule 0 1s 1s 1s; mr_webhook_timeout 2s;";
-  Node node(conf);
+  Node node(home_node_conf(home.dsn(), true));
   node.start();
   mr::MrClient c(node.base_url(), club.key_id, club.secret);
   WebhookReceiver hooks;
-  cr_assert_eq(c.post("/api/v1/webhook-endpoints",
-                      R"({"partnerRef":"books-club","url":")" + hooks.url("/books") + R"("})", unique("we")).status,
-               201);
+  add_endpoint(c, club.ref, hooks.url("/books"));
 
   const auto settle = [&](const std::string& member, const std::string& tx, std::int64_t minor) {
     const auto r = c.post("/api/v1/transactions/settled", settle_body(club.ref, member, tx, minor), unique("idem"));
@@ -659,10 +647,7 @@ Test(pods_move, a_moving_clubs_writes_answer_503_and_its_reads_200, .timeout = 1
       club_with_member(pods, "paused-club", "--redemption-rate-minor 1 --payout-currency GBP --min-redemption 10");
   mrctl(home.dsn(), "capacity topup --ref paused-club --minor 1000000");
 
-  NodeConf conf;
-  conf.catalogue_dsn = home.dsn();
-  conf.ledger_dsn = home.dsn();
-  Node node(conf);
+  Node node(home_node_conf(home.dsn()));
   node.start();
   mr::MrClient c(node.base_url(), club.key_id, club.secret);
   const std::string member = onboard_member(c, club.ref);  // with the wallet a payout needs (m1 has none)
@@ -698,5 +683,45 @@ Test(pods_move, a_moving_clubs_writes_answer_503_and_its_reads_200, .timeout = 1
   const auto redeemed = c.post(writes[1].path, writes[1].body, writes[1].key);
   cr_expect_eq(redeemed.status, 202, "%s", redeemed.body.c_str());
   cr_expect_eq(i64(data_of(c.get("/api/v1/members/" + member + "/balance")), "pointsBalance"), 50 + 30 - 20);
+  mrctl(home.dsn(), "audit");
+}
+
+// The pause holds for the operator's writes too: while the club is marked
+// moving, mrctl's pool and capacity top-ups, a member adjustment and an
+// endpoint's disable and replay are refused by mr_refuse_moving and change
+// nothing; once the mark is lifted the same commands go through.
+Test(pods_move, a_moving_clubs_operator_writes_are_refused, .timeout = 120) {
+  const TwoPods pods("pods_paused_ops");
+  const auto& home = pods.home;
+  const auto [club, id] =
+      club_with_member(pods, "paused-ops", "--redemption-rate-minor 1 --payout-currency GBP --min-redemption 10");
+  psql_value(home.dsn(), "INSERT INTO webhook_endpoints (endpoint_id, club_id, url, event_types, secret_sealed, "
+                         "status) VALUES ('we_paused_ops', " + id + ", 'https://a.example/h', '{}', 'sealed', "
+                         "'enabled')");
+  const std::string books = "SELECT c.funded_points || ' ' || c.cash_capacity_minor || ' ' || m.available || ' ' || "
+                            "w.status FROM clubs c JOIN members m USING (club_id) JOIN webhook_endpoints w USING "
+                            "(club_id) WHERE c.club_id = " + id;
+  const std::string before = psql_value(home.dsn(), books);
+  const std::vector<std::string> commands = {
+      "pool topup --ref paused-ops --points 100",
+      "capacity topup --ref paused-ops --minor 100",
+      "member adjust --ref paused-ops --member m1 --points 5 --reason welcome",
+      "webhook disable --endpoint-id we_paused_ops",
+      "webhook replay --endpoint-id we_paused_ops --since 2026-01-01T00:00:00Z",
+  };
+  const std::string mrctl_line =
+      "'" + env("MR_MRCTL") + "' --dsn '" + home.dsn() + "' --master-key '" + env("MR_MASTER_KEY_FILE") + "' ";
+
+  psql_value(home.dsn(), "UPDATE clubs SET moving = true WHERE club_id = " + id);
+  for (const auto& cmd : commands) {
+    const Run r = run(mrctl_line + cmd);
+    cr_expect_neq(r.rc, 0, "%s was not refused: %s", cmd.c_str(), r.out.c_str());
+    cr_expect(r.out.find("is moving to another pod") != std::string::npos, "%s: %s", cmd.c_str(), r.out.c_str());
+  }
+  cr_expect_eq(psql_value(home.dsn(), books), before, "a refused command changed the books");
+
+  psql_value(home.dsn(), "UPDATE clubs SET moving = false WHERE club_id = " + id);
+  for (const auto& cmd : commands) mrctl(home.dsn(), cmd);
+  cr_expect_neq(psql_value(home.dsn(), books), before);
   mrctl(home.dsn(), "audit");
 }

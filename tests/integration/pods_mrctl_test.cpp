@@ -22,17 +22,11 @@ using mr::test::MasterKey;
 using mr::test::Run;
 using mr::test::Stderr;
 
-// A scratch database, migrated unless told not to. mrctl() writes mrctl's
-// standard error into Run::out after its output (refusals are one line
-// there); mrctl_apart() keeps it in Run::err (notices beside a JSON answer).
+// A scratch database, migrated unless told not to. mrctl_apart() keeps
+// mrctl's standard error in Run::err (notices beside a JSON answer).
 class Db : public mr::test::ScratchDb {
  public:
-  explicit Db(const std::string& prefix, bool migrate = true) : ScratchDb(prefix) {
-    if (migrate) cr_assert_eq(mrctl({"migrate"}).code, 0);
-  }
-  Run mrctl(const std::vector<std::string>& args) const {
-    return mr::test::run(mrctl_line(args, MasterKey::with), Stderr::into_out);
-  }
+  explicit Db(const std::string& prefix, bool migrate = true) : ScratchDb(prefix, migrate) {}
   Run mrctl_apart(const std::vector<std::string>& args) const { return mr::test::run(mrctl_line(args, MasterKey::with)); }
   // The DSN with another host part (a name, say).
   std::string dsn_with_host(const std::string& host) const {

@@ -49,11 +49,7 @@ Test(pods, each_club_in_its_pod_and_one_pods_outage_is_its_clubs_only, .timeout 
   cr_expect_eq(psql_value(b.conninfo, "SELECT club_id FROM clubs WHERE partner_ref = 'pod-b-club'"), id_x);
   cr_expect_eq(psql_value(home.dsn(), "SELECT pod FROM clubs WHERE partner_ref = 'pod-b-club'"), std::string("b"));
 
-  NodeConf conf;
-  conf.catalogue_dsn = home.dsn();
-  conf.ledger_dsn = home.dsn();
-  conf.webhooks = "mr_webhook_poll 1s; mr_webhook_schedule 0 1s 1s 1s; mr_webhook_timeout 2s;";
-  Node node(conf);
+  Node node(home_node_conf(home.dsn(), true));
   node.start();
   mr::MrClient ch(node.base_url(), h.key_id, h.secret), cx(node.base_url(), x.key_id, x.secret);
 
@@ -61,10 +57,7 @@ Test(pods, each_club_in_its_pod_and_one_pods_outage_is_its_clubs_only, .timeout 
   WebhookReceiver hooks;
   for (auto* c : {&ch, &cx}) {
     const std::string ref = c == &ch ? h.ref : x.ref;
-    const auto created = c->post("/api/v1/webhook-endpoints",
-                                 R"({"partnerRef":")" + ref + R"(","url":")" + hooks.url("/" + ref) + R"("})",
-                                 unique("we"));
-    cr_assert_eq(created.status, 201, "%s", created.body.c_str());
+    add_endpoint(*c, ref, hooks.url("/" + ref));
   }
   cr_expect_eq(psql_value(b.conninfo, "SELECT count(*) FROM webhook_endpoints"), std::string("1"));
   cr_expect_eq(psql_value(home.dsn(), "SELECT count(*) FROM webhook_endpoints"), std::string("1"));
@@ -198,11 +191,8 @@ Test(pods, each_club_in_its_pod_and_one_pods_outage_is_its_clubs_only, .timeout 
 Test(pods, a_new_pod_is_served_after_a_reload_and_kept_in_the_snapshot, .timeout = 240) {
   Database home("pods_reload");
   cr_assert_eq(home.migrate().rc, 0);
-  NodeConf conf;
-  conf.catalogue_dsn = home.dsn();
-  conf.ledger_dsn = home.dsn();
   const Club h = make_club(home.dsn(), "reload-home-club", "");
-  Node node(conf);
+  Node node(home_node_conf(home.dsn()));
   node.start();
 
   const PodCluster b;

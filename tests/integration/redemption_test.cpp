@@ -36,6 +36,19 @@ rapidjson::Document balance(mr::MrClient& c, const std::string& id) {
   return data_of(c.get("/api/v1/members/" + id + "/balance"));
 }
 
+// The member's balance once its redemptions are settled or released.
+void expect_balances(mr::MrClient& c, const std::string& id, std::int64_t available, std::int64_t reserved,
+                     std::int64_t redeemed) {
+  auto b = balance(c, id);
+  cr_expect_eq(i64(b, "pointsBalance"), available);
+  cr_expect_eq(i64(b, "reservedPointsBalance"), reserved);
+  cr_expect_eq(i64(b, "lifetimePointsRedeemed"), redeemed);
+}
+
+rapidjson::Document points_of(mr::MrClient& c, const std::string& id, const std::string& filter) {
+  return data_of(c.get("/api/v1/members/" + id + "/points?filter=" + filter));
+}
+
 }  // namespace
 
 Test(redemption, flow_until_completed) {
@@ -69,14 +82,11 @@ Test(redemption, flow_until_completed) {
   status = data_of(c.get("/api/v1/redemptions/" + redemption));
   cr_expect_eq(s(status, "status"), std::string("completed"));
   cr_expect_eq(s(status["payout"], "status"), std::string("succeeded"));
-  auto b = balance(c, id);
-  cr_expect_eq(i64(b, "pointsBalance"), 600);
-  cr_expect_eq(i64(b, "reservedPointsBalance"), 0);
-  cr_expect_eq(i64(b, "lifetimePointsRedeemed"), 400);
-  auto reserved = data_of(c.get("/api/v1/members/" + id + "/points?filter=reserved"));
+  expect_balances(c, id, 600, 0, 400);
+  auto reserved = points_of(c, id, "reserved");
   cr_expect_eq(reserved["entries"].Size(), 1u);
   cr_expect_eq(i64(reserved["entries"][0], "cashValueMinor"), 400);
-  auto redeemed = data_of(c.get("/api/v1/members/" + id + "/points?filter=redeemed"));
+  auto redeemed = points_of(c, id, "redeemed");
   cr_expect_eq(redeemed["entries"].Size(), 1u);
   cr_expect_eq(i64(redeemed["entries"][0], "pointsDelta"), -400);
   cr_expect_eq(sh(mrctl_cmd() + " audit >/dev/null"), 0);
@@ -94,11 +104,8 @@ Test(redemption, failed_payout_gives_everything_back) {
   auto status = data_of(c.get("/api/v1/redemptions/" + redemption));
   cr_expect_eq(s(status, "status"), std::string("failed"));
   cr_expect_eq(s(status["payout"], "failureReason"), std::string("account closed"));
-  auto b = balance(c, id);
-  cr_expect_eq(i64(b, "pointsBalance"), 500);
-  cr_expect_eq(i64(b, "reservedPointsBalance"), 0);
-  cr_expect_eq(i64(b, "lifetimePointsRedeemed"), 0);
-  auto released = data_of(c.get("/api/v1/members/" + id + "/points?filter=released"));
+  expect_balances(c, id, 500, 0, 0);
+  auto released = points_of(c, id, "released");
   cr_expect_eq(released["entries"].Size(), 1u);
   cr_expect_eq(sh(mrctl_cmd() + " audit >/dev/null"), 0);
 }
@@ -165,7 +172,7 @@ Test(redemption, close_member) {
   auto b = balance(c, id);
   cr_expect_eq(s(b, "memberStatus"), std::string("closed"));
   cr_expect_eq(i64(b, "pointsBalance"), 0);
-  auto adjusted = data_of(c.get("/api/v1/members/" + id + "/points?filter=adjusted"));
+  auto adjusted = points_of(c, id, "adjusted");
   cr_expect_eq(adjusted["entries"].Size(), 1u);
   cr_expect_eq(s(adjusted["entries"][0], "entryType"), std::string("close_forfeit"));
   EXPECT_ERROR(post(c, "/api/v1/members/" + unique("ghost") + "/close", R"({"partnerRef":"club-a"})"), 404,
@@ -176,24 +183,14 @@ Test(redemption, close_member) {
 Test(redemption, parallel_redemptions_never_overdraw) {
   auto c0 = client("A");
   const std::string id = member_with_points(c0, "club-a", 1000);
-  std::atomic<int> accepted{0}, refused{0}, other{0};
-  std::vector<std::thread> threads;
-  for (int t = 0; t < 4; ++t) {
-    threads.emplace_back([&] {
-      auto c = client("A");
-      for (int i = 0; i < 5; ++i) {
-        auto r = c.post("/api/v1/redemptions", redeem_body("club-a", id, unique("rq"), "100"), unique("k"));
-        if (r.status == 202) accepted++;
-        else if (error_code(r) == "insufficient_points_balance") refused++;
-        else other++;
-      }
-    });
-  }
-  for (auto& th : threads) th.join();
+  Tally tally{202, "insufficient_points_balance"};
+  race(tally, "A", 4, 5, [&](MrClient& c, int) {
+    return c.post("/api/v1/redemptions", redeem_body("club-a", id, unique("rq"), "100"), unique("k"));
+  });
   // 20 requests of 100 for 1000 points: exactly 10 fit.
-  cr_expect_eq(accepted.load(), 10);
-  cr_expect_eq(refused.load(), 10);
-  cr_expect_eq(other.load(), 0);
+  cr_expect_eq(tally.ok.load(), 10);
+  cr_expect_eq(tally.refused.load(), 10);
+  cr_expect_eq(tally.other.load(), 0);
   auto b = balance(c0, id);
   cr_expect_eq(i64(b, "pointsBalance"), 0);
   cr_expect_eq(i64(b, "reservedPointsBalance"), 1000);
@@ -207,24 +204,13 @@ Test(redemption, parallel_redemptions_never_exceed_cash_capacity) {
   const std::string m1 = member_with_points(c0, "club-h", 10), m2 = member_with_points(c0, "club-h", 10);
   // 10000 bp: 10 points * 100 minor each = 1000 points.
   cr_assert_eq(i64(balance(c0, m1), "pointsBalance"), 1000);
-  std::atomic<int> accepted{0}, no_capacity{0}, other{0};
-  std::vector<std::thread> threads;
-  for (int t = 0; t < 4; ++t) {
-    threads.emplace_back([&, t] {
-      auto c = client("H");
-      for (int i = 0; i < 5; ++i) {
-        auto r = c.post("/api/v1/redemptions", redeem_body("club-h", t % 2 ? m1 : m2, unique("rq"), "100"),
-                        unique("k"));
-        if (r.status == 202) accepted++;
-        else if (error_code(r) == "insufficient_partner_cash_capacity") no_capacity++;
-        else other++;
-      }
-    });
-  }
-  for (auto& th : threads) th.join();
-  cr_expect_eq(accepted.load(), 7);
-  cr_expect_eq(no_capacity.load(), 13);
-  cr_expect_eq(other.load(), 0);
+  Tally tally{202, "insufficient_partner_cash_capacity"};
+  race(tally, "H", 4, 5, [&](MrClient& c, int t) {
+    return c.post("/api/v1/redemptions", redeem_body("club-h", t % 2 ? m1 : m2, unique("rq"), "100"), unique("k"));
+  });
+  cr_expect_eq(tally.ok.load(), 7);
+  cr_expect_eq(tally.refused.load(), 13);
+  cr_expect_eq(tally.other.load(), 0);
   cr_expect_eq(i64(balance(c0, m1), "reservedPointsBalance") + i64(balance(c0, m2), "reservedPointsBalance"), 700);
   const std::string out = env("MR_STACK_DIR") + "/club-h.json";
   cr_assert_eq(sh(mrctl_cmd() + " club show --ref club-h > '" + out + "'"), 0);

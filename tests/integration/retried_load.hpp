@@ -120,6 +120,37 @@ inline void run_awards(std::vector<Award>& awards, int threads, const std::vecto
   for (auto& th : pool) th.join();
 }
 
+// Waits (30 s at most) until `acked` reaches `n`: the load is under way
+// before the fault is injected.
+inline void wait_for_acks(const std::atomic<int>& acked, int n) {
+  for (int i = 0; i < 3000 && acked < n; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+}
+
+// `awards` under way on a thread of their own (run_awards on 4 threads of
+// clients on `urls`) while a test injects a fault: wait_for(n) until n are
+// acknowledged, acked() how many are so far, fault() marks the moment
+// (those acknowledged later are not acked_before_event), join() waits for
+// the rest.
+class AwardsUnderFault {
+ public:
+  explicit AwardsUnderFault(std::vector<Award>& awards, std::vector<std::string> urls = {env("MR_BASE_URL")})
+      : thread_([&awards, urls = std::move(urls), this] { run_awards(awards, 4, urls, acked_, fault_); }) {}
+  AwardsUnderFault(const AwardsUnderFault&) = delete;
+  AwardsUnderFault& operator=(const AwardsUnderFault&) = delete;
+  ~AwardsUnderFault() {
+    if (thread_.joinable()) thread_.join();
+  }
+  void wait_for(int n) const { wait_for_acks(acked_, n); }
+  int acked() const { return acked_; }
+  void fault() { fault_ = true; }
+  void join() { thread_.join(); }
+
+ private:
+  std::atomic<int> acked_{0};
+  std::atomic<bool> fault_{false};
+  std::thread thread_;  // last: it starts once the counters exist
+};
+
 inline std::vector<std::string> onboard_members(MrClient& c, const std::string& prefix, int n) {
   std::vector<std::string> ids;
   for (int i = 0; i < n; ++i) {
@@ -225,6 +256,26 @@ inline void expect_each_applied_once(MrClient& c, const std::vector<Award>& awar
                                         : "'" + env("MR_MRCTL") + "' --dsn '" + dsn + "' --master-key '" +
                                               env("MR_MASTER_KEY_FILE") + "'";
   cr_expect_eq(sh(audit + " audit >/dev/null"), 0, "mrctl audit found a difference");
+}
+
+// Answers acknowledged before a fault, asked again (the first `n`): Redis
+// replays them; without Redis (flushed) the database that survived does,
+// byte for byte.
+inline void expect_replayed_after_fault(MrClient& c, const std::vector<Award>& awards, int n = 3) {
+  int replayed = 0;
+  for (const auto& a : awards) {
+    if (!a.acked_before_event || replayed == n) continue;
+    replayed++;
+    auto again = c.post("/api/v1/transactions/settled", a.body, a.key);
+    cr_expect_eq(again.status, 200, "%s", again.body.c_str());
+    cr_expect_eq(header(again, "x-mr-idempotent-replay"), std::string("true"));
+    cr_expect_eq(again.body, a.final_body);
+    cr_assert_eq(sh(redis_cli() + "FLUSHALL | grep -qx OK"), 0);  // with the stack's password
+    auto from_db = c.post("/api/v1/transactions/settled", a.body, a.key);
+    cr_expect_eq(from_db.status, 200, "%s", from_db.body.c_str());
+    cr_expect_eq(header(from_db, "x-mr-idempotent-replay"), std::string("true"));
+    cr_expect_eq(from_db.body, a.final_body);
+  }
 }
 
 inline std::string error_log(const std::string& stack_dir) {

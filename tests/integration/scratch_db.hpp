@@ -26,8 +26,9 @@ enum class MasterKey { with, without };
 
 class ScratchDb {
  public:
-  // A fresh database named <prefix>_<pid>_<n>, dropped when the test ends.
-  explicit ScratchDb(const std::string& prefix) : admin_(connect(env("MR_DSN"))) {
+  // A fresh database named <prefix>_<pid>_<n>, dropped when the test ends;
+  // `migrated`: mrctl migrate has run on it.
+  explicit ScratchDb(const std::string& prefix, bool migrated = false) : admin_(connect(env("MR_DSN"))) {
     static int counter = 0;
     name_ = prefix + "_" + std::to_string(::getpid()) + "_" + std::to_string(counter++);
     query(admin_.get(), "DROP DATABASE IF EXISTS " + name_);
@@ -36,6 +37,7 @@ class ScratchDb {
     port_ = PQport(admin_.get());
     user_ = PQuser(admin_.get());
     dsn_ = "host=" + host_ + " port=" + port_ + " user=" + user_ + " dbname=" + name_ + " sslmode=disable";
+    if (migrated) cr_assert_eq(mrctl({"migrate"}).code, 0);
   }
   ~ScratchDb() {
     conn_.reset();
@@ -55,6 +57,12 @@ class ScratchDb {
     if (key == MasterKey::with) cmd += " --master-key " + shell_quote(env("MR_MASTER_KEY_FILE"));
     for (const auto& a : args) cmd += " " + shell_quote(a);
     return cmd;
+  }
+
+  // mrctl on this database with the master key, its standard error in
+  // Run::out after its output (refusals are one line there).
+  Run mrctl(const std::vector<std::string>& args) const {
+    return run(mrctl_line(args, MasterKey::with), Stderr::into_out);
   }
 
   // One statement on the test's session: the first row's first value (""

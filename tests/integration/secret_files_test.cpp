@@ -20,10 +20,7 @@ using mr::test::env;
 
 namespace {
 
-struct Outcome {
-  int exit_code = -1;
-  std::string output;
-};
+using Outcome = mr::test::Ran;
 
 struct Dir {
   std::string path;
@@ -65,16 +62,7 @@ Outcome nginx_t(const Dir& d, const std::string& http_extra, bool modules = true
   s += " }\n}\n";
   std::ofstream(conf) << s;
   // A umask that lets nginx create 0644 files, as a shell's default does.
-  const std::string cmd = "umask 022; " + mr::test::nginx_command() + " -t -p " + d.path + " -c " + conf + " -e " +
-                          d.path + "/error.log 2>&1";
-  Outcome out;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  cr_assert(p != nullptr);
-  std::array<char, 512> buf{};
-  while (std::fgets(buf.data(), buf.size(), p) != nullptr) out.output += buf.data();
-  const int status = ::pclose(p);
-  out.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return out;
+  return mr::test::nginx_check(d.path, conf, d.path + "/error.log", "umask 022; ");
 }
 
 const std::string kToken = "0123456789abcdef0123456789";

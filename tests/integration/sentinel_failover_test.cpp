@@ -184,7 +184,7 @@ Test(sentinel, master_killed_under_settles_and_replays, .timeout = 240) {
     }
   });
   std::thread load([&] { started_awards = awards_until_stopped(members, prefix, acked, killed, stop_load); });
-  for (int i = 0; i < 3000 && acked < 40; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  wait_for_acks(acked, 40);
   const int acked_at_kill = acked;
   killed = true;
   const auto killed_at = Clock::now();

@@ -1,8 +1,10 @@
 // What the integration fixture wrote: addresses and seeded keys.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
@@ -16,6 +18,7 @@
 #include <utility>
 
 #include <sys/types.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <criterion/criterion.h>
@@ -81,6 +84,31 @@ inline std::string header(const HttpResponse& r, const std::string& lower_name) 
 inline std::string nginx_command() {
   const char* preload = std::getenv("MR_NGINX_PRELOAD");
   return (preload != nullptr && *preload != 0 ? "LD_PRELOAD='" + std::string(preload) + "' " : "") + "nginx";
+}
+
+// A shell command's exit code (-1 when a signal ended it) and all it
+// printed, standard error with standard output.
+struct Ran {
+  int exit_code = -1;
+  std::string output;
+};
+
+inline Ran run_merged(const std::string& cmd) {
+  Ran r;
+  FILE* p = ::popen((cmd + " 2>&1").c_str(), "r");
+  cr_assert(p != nullptr);
+  std::array<char, 512> buf{};
+  while (std::fgets(buf.data(), buf.size(), p) != nullptr) r.output += buf.data();
+  const int status = ::pclose(p);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+// `nginx -t` of configuration `conf` under prefix `prefix`, its error log
+// at `error_log`; `before` runs first in the same shell (a umask, say).
+inline Ran nginx_check(const std::string& prefix, const std::string& conf, const std::string& error_log,
+                       const std::string& before = "") {
+  return run_merged(before + nginx_command() + " -t -p " + prefix + " -c " + conf + " -e " + error_log);
 }
 
 // Asks `done` every `every` until it holds (true) or `timeout` has passed

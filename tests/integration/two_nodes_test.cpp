@@ -58,16 +58,12 @@ Test(two_nodes, reload_one_node_while_other_serves_loses_nothing) {
   const std::string node1_pids = nginx_pids(node1), node2_pids = nginx_pids(node2);
   const std::size_t log1 = error_log(node1).size(), log2 = error_log(node2).size();
 
-  std::atomic<int> acked{0};
-  std::atomic<bool> reloaded{false};
-  std::thread load([&] {
-    run_awards(awards, 4, {env("MR_BASE_URL"), env("MR_NODE2_BASE_URL")}, acked, reloaded);
-  });
-  for (int i = 0; i < 3000 && acked < 20; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  const int acked_at_first_reload = acked;
+  AwardsUnderFault load(awards, {env("MR_BASE_URL"), env("MR_NODE2_BASE_URL")});
+  load.wait_for(20);
+  const int acked_at_first_reload = load.acked();
   int reload_rc = 0;
   for (int i = 0; i < 3; ++i) reload_rc |= sh(env("MR_NODE2_RELOAD") + " >/dev/null");
-  reloaded = true;
+  load.fault();
   load.join();
 
   cr_expect_eq(reload_rc, 0);

@@ -51,6 +51,9 @@ DECLARE
   r jsonb;
   v_paid text;
   v_failed text;
+  v_break text;
+  v_pattern text;
+  v_what text;
 BEGIN
   INSERT INTO clubs (partner_ref, name, earn_rate_bp, currencies, redemption_rate_minor, payout_currency)
   VALUES (v_ref, 'A', 10000, '{GBP}', 2, 'GBP') RETURNING club_id INTO v_club;
@@ -102,37 +105,32 @@ BEGIN
   -- Consistent books: nothing to say about this club.
   ASSERT pg_temp.audit(v_ref) = '{}', pg_temp.audit(v_ref)::text;
 
-  -- Every kind of drift is named.
-  PERFORM pg_temp.expect_named(pg_temp.audit_after(v_ref,
-    format('UPDATE members SET available = available + 1 WHERE member_id = %s', v_ann)),
-    'member ann of club % balances %', 'available drift');
-  PERFORM pg_temp.expect_named(pg_temp.audit_after(v_ref,
-    format('UPDATE members SET lifetime_earned = lifetime_earned - 1 WHERE member_id = %s', v_ann)),
-    'member ann of club %: lifetime earned %', 'lifetime earned drift');
-  PERFORM pg_temp.expect_named(pg_temp.audit_after(v_ref,
-    format('UPDATE members SET lifetime_redeemed = lifetime_redeemed + 1 WHERE member_id = %s', v_ann)),
-    'member ann of club %: lifetime redeemed %', 'lifetime redeemed drift');
-  PERFORM pg_temp.expect_named(pg_temp.audit_after(v_ref,
-    format('UPDATE redemptions SET status = ''failed'' WHERE club_id = %s AND request_id = ''rq-3''', v_club)),
-    'member ann of club %: reserved 100, pending redemptions hold 0', 'reserved vs redemptions');
-  PERFORM pg_temp.expect_named(pg_temp.audit_after(v_ref,
-    format('UPDATE club_pool_stripes SET points = points + 1 WHERE club_id = %s AND stripe = 3', v_club)),
-    'club %: pool % <> funded %', 'pool drift');
-  PERFORM pg_temp.expect_named(pg_temp.audit_after(v_ref,
-    format('UPDATE clubs SET funded_points = funded_points - 1 WHERE club_id = %s', v_club)),
-    'club %: pool % <> funded %', 'funded drift');
-  PERFORM pg_temp.expect_named(pg_temp.audit_after(v_ref,
-    format('UPDATE clubs SET burned_points = burned_points + 1 WHERE club_id = %s', v_club)),
-    'club %: burned 101, members redeemed 100', 'burned drift');
-  PERFORM pg_temp.expect_named(pg_temp.audit_after(v_ref,
-    format('DELETE FROM club_pool_stripes WHERE club_id = %s AND stripe = 15', v_club)),
-    'club %: 15 pool stripes, not 16', 'missing stripe');
-  PERFORM pg_temp.expect_named(pg_temp.audit_after(v_ref,
-    format('UPDATE transactions SET reversed_amount = reversed_amount + 1 WHERE club_id = %s AND external_id = ''tx-2''', v_club)),
-    'transaction tx-2 of club %', 'reversed amount vs reversal rows');
-  PERFORM pg_temp.expect_named(pg_temp.audit_after(v_ref,
-    format('UPDATE transactions SET points = points + 1, reversed_points = reversed_points WHERE club_id = %s AND external_id = ''tx-1''', v_club)),
-    'transaction tx-1 of club %: points 401%', 'transaction points vs entry');
+  -- Every kind of drift is named: each break (%1$s stands for ann's
+  -- member_id, %2$s for the club's id), what the audit must say, and what
+  -- the break is.
+  FOR v_break, v_pattern, v_what IN SELECT * FROM (VALUES
+    ('UPDATE members SET available = available + 1 WHERE member_id = %1$s',
+     'member ann of club % balances %', 'available drift'),
+    ('UPDATE members SET lifetime_earned = lifetime_earned - 1 WHERE member_id = %1$s',
+     'member ann of club %: lifetime earned %', 'lifetime earned drift'),
+    ('UPDATE members SET lifetime_redeemed = lifetime_redeemed + 1 WHERE member_id = %1$s',
+     'member ann of club %: lifetime redeemed %', 'lifetime redeemed drift'),
+    ('UPDATE redemptions SET status = ''failed'' WHERE club_id = %2$s AND request_id = ''rq-3''',
+     'member ann of club %: reserved 100, pending redemptions hold 0', 'reserved vs redemptions'),
+    ('UPDATE club_pool_stripes SET points = points + 1 WHERE club_id = %2$s AND stripe = 3',
+     'club %: pool % <> funded %', 'pool drift'),
+    ('UPDATE clubs SET funded_points = funded_points - 1 WHERE club_id = %2$s',
+     'club %: pool % <> funded %', 'funded drift'),
+    ('UPDATE clubs SET burned_points = burned_points + 1 WHERE club_id = %2$s',
+     'club %: burned 101, members redeemed 100', 'burned drift'),
+    ('DELETE FROM club_pool_stripes WHERE club_id = %2$s AND stripe = 15',
+     'club %: 15 pool stripes, not 16', 'missing stripe'),
+    ('UPDATE transactions SET reversed_amount = reversed_amount + 1 WHERE club_id = %2$s AND external_id = ''tx-2''',
+     'transaction tx-2 of club %', 'reversed amount vs reversal rows'),
+    ('UPDATE transactions SET points = points + 1, reversed_points = reversed_points WHERE club_id = %2$s AND external_id = ''tx-1''',
+     'transaction tx-1 of club %: points 401%', 'transaction points vs entry')) AS b LOOP
+    PERFORM pg_temp.expect_named(pg_temp.audit_after(v_ref, format(v_break, v_ann, v_club)), v_pattern, v_what);
+  END LOOP;
   RAISE EXCEPTION USING ERRCODE = 'P0001', MESSAGE = 'rollback';
 EXCEPTION WHEN raise_exception THEN
   IF SQLERRM <> 'rollback' THEN RAISE; END IF;

@@ -221,20 +221,32 @@ SELECT format('host=%s port=%s dbname=%s user=%s',
               coalesce(host(inet_server_addr()), split_part(current_setting('unix_socket_directories'), ',', 1)),
               current_setting('port'), current_database(), current_user) AS dsn \gset
 SELECT dblink_connect('ev_a', :'dsn'), dblink_connect('ev_b', :'dsn');
--- cursor0: past every event of the club so far (polled: another test's
--- older transaction may hold the listing back for a moment).
-CREATE TEMP TABLE ev_cursor (c text);
-DO $$
+-- The club's page of events after p_after, polled for up to 20 seconds
+-- until it lists at least p_entries: other tests share this database, and
+-- one of their transactions older than ours may hold the listing back for a
+-- moment. The page as it is at the deadline otherwise.
+CREATE FUNCTION pg_temp.events_polled(p_after text, p_request_id text, p_entries bigint) RETURNS jsonb
+LANGUAGE plpgsql AS $$
 DECLARE
   v_page jsonb;
   v_deadline timestamptz := clock_timestamp() + interval '20 seconds';
 BEGIN
   LOOP
-    v_page := (SELECT mr_events(club, 'sandbox', NULL, 100, NULL, 'r0') FROM test_club);
-    EXIT WHEN jsonb_array_length(v_page->'data'->'entries') = pg_temp.events_count();
-    IF clock_timestamp() > v_deadline THEN RAISE EXCEPTION 'committed events not listed: %', v_page; END IF;
+    v_page := (SELECT mr_events(club, 'sandbox', p_after, 100, NULL, p_request_id) FROM test_club);
+    EXIT WHEN jsonb_array_length(v_page->'data'->'entries') >= p_entries OR clock_timestamp() > v_deadline;
     PERFORM pg_sleep(0.02);
   END LOOP;
+  RETURN v_page;
+END $$;
+-- cursor0: past every event of the club so far.
+CREATE TEMP TABLE ev_cursor (c text);
+DO $$
+DECLARE
+  v_page jsonb := pg_temp.events_polled(NULL, 'r0', pg_temp.events_count());
+BEGIN
+  IF jsonb_array_length(v_page->'data'->'entries') <> pg_temp.events_count() THEN
+    RAISE EXCEPTION 'committed events not listed: %', v_page;
+  END IF;
   INSERT INTO ev_cursor VALUES (v_page->'data'->>'nextAfter');
 END $$;
 SELECT dblink_exec('ev_a', 'BEGIN');
@@ -257,16 +269,8 @@ END $$;
 SELECT dblink_exec('ev_a', 'COMMIT');
 DO $$
 DECLARE
-  v_page jsonb;
-  v_deadline timestamptz := clock_timestamp() + interval '20 seconds';
+  v_page jsonb := pg_temp.events_polled((SELECT c FROM ev_cursor), 'r2', 1);
 BEGIN
-  -- Other tests share this database: one of their transactions older than
-  -- A may still run for a moment, and holds the page back until it ends.
-  LOOP
-    v_page := (SELECT mr_events(club, 'sandbox', (SELECT c FROM ev_cursor), 100, NULL, 'r2') FROM test_club);
-    EXIT WHEN jsonb_array_length(v_page->'data'->'entries') > 0 OR clock_timestamp() > v_deadline;
-    PERFORM pg_sleep(0.02);
-  END LOOP;
   IF (SELECT array_agg(e->'data'->>'externalTransactionId' ORDER BY o) FROM jsonb_array_elements(v_page->'data'->'entries')
       WITH ORDINALITY x(e, o)) <> '{ev-oo-a,ev-oo-b}' THEN
     RAISE EXCEPTION 'after both commits the page is %', v_page;

@@ -11,6 +11,7 @@
 #include <rapidjson/writer.h>
 
 #include "tools/mrctl/command.hpp"
+#include "tools/mrctl/json_fields.hpp"
 #include "tools/mrctl/pod_name.hpp"
 #include "tools/mrctl/schema.hpp"
 
@@ -154,12 +155,7 @@ void report(const std::string& ref, const std::string& from, const std::string& 
   rapidjson::StringBuffer out;
   rapidjson::Writer<rapidjson::StringBuffer> w(out);
   w.StartObject();
-  w.Key("partnerRef");
-  w.String(ref.c_str());
-  w.Key("from");
-  w.String(from.c_str());
-  w.Key("to");
-  w.String(to.c_str());
+  write_strings(w, {{"partnerRef", ref}, {"from", from}, {"to", to}});
   w.Key(done);
   w.RawValue(json.c_str(), json.size(), rapidjson::kObjectType);
   w.Key("copyMs");
@@ -257,10 +253,7 @@ int club_finish_move(Context& ctx) {
   rapidjson::StringBuffer out;
   rapidjson::Writer<rapidjson::StringBuffer> w(out);
   w.StartObject();
-  w.Key("partnerRef");
-  w.String(ref.c_str());
-  w.Key("pod");
-  w.String(club.pod.c_str());
+  write_strings(w, {{"partnerRef", ref}, {"pod", club.pod}});
   w.Key("removedFrom");
   w.StartObject();
   for (const std::string& pod : ctx.pod_names()) {

@@ -8,6 +8,7 @@
 #include <rapidjson/writer.h>
 
 #include "tools/mrctl/command.hpp"
+#include "tools/mrctl/json_fields.hpp"
 
 namespace mr::ctl {
 namespace {
@@ -60,14 +61,7 @@ Books audit_pod(Context& ctx, const std::string& pod, PGconn* db, bool home_has_
 void write_books(rapidjson::Writer<rapidjson::StringBuffer>& w, const Books& b, bool ok) {
   w.Key("ok");
   w.Bool(ok);
-  w.Key("differences");
-  w.Int(b.differences);
-  w.Key("clubs");
-  w.Int64(b.clubs);
-  w.Key("members");
-  w.Int64(b.members);
-  w.Key("entries");
-  w.Int64(b.entries);
+  write_ints(w, {{"differences", b.differences}, {"clubs", b.clubs}, {"members", b.members}, {"entries", b.entries}});
 }
 
 // The whole books of every pod, or with --club one club's books in its
@@ -108,15 +102,13 @@ int audit(Context& ctx) {
   w.StartArray();
   for (const std::string& pod : ctx.pod_names()) {
     w.StartObject();
-    w.Key("pod");
-    w.String(pod.c_str());
+    write_strings(w, {{"pod", pod}});
     if (auto it = books.find(pod); it != books.end()) {
       write_books(w, it->second, it->second.differences == 0);
     } else {
       w.Key("ok");
       w.Bool(false);
-      w.Key("error");
-      w.String(failed.contains(pod) ? failed.at(pod).c_str() : "not audited");
+      write_strings(w, {{"error", failed.contains(pod) ? failed.at(pod) : "not audited"}});
     }
     w.EndObject();
   }

@@ -18,6 +18,7 @@
 
 #include "ledger/sql/migrations.hpp"
 #include "tools/mrctl/command.hpp"
+#include "tools/mrctl/json_fields.hpp"
 #include "tools/mrctl/pod_name.hpp"
 #include "tools/mrctl/privileges.hpp"
 #include "tools/mrctl/schema.hpp"
@@ -148,14 +149,7 @@ SchemaCheck read_schema(Context& ctx, PGconn* conn) {
 namespace {
 
 void write_outcome(rapidjson::Writer<rapidjson::StringBuffer>& w, const MigrateOutcome& m) {
-  w.Key("applied");
-  w.Int(m.applied);
-  w.Key("adopted");
-  w.Int(m.adopted);
-  w.Key("version");
-  w.Int(m.version);
-  w.Key("functions");
-  w.Int(m.functions);
+  write_ints(w, {{"applied", m.applied}, {"adopted", m.adopted}, {"version", m.version}, {"functions", m.functions}});
 }
 
 // The catalogue's database, then every pod of the directory (each in its
@@ -176,8 +170,7 @@ int migrate(Context& ctx) {
     if (*one != kHomePod) {
       if (auto problem = pod_name_problem(*one)) throw Failure{"--pod: " + *problem, 2};
     }
-    w.Key("pod");
-    w.String(one->c_str());
+    write_strings(w, {{"pod", *one}});
     write_outcome(w, migrate_database(ctx, ctx.pod_db(*one), to, *one == kHomePod ? "" : "pod " + *one + " "));
   } else {
     write_outcome(w, migrate_database(ctx, ctx.db(), to, ""));
@@ -186,14 +179,12 @@ int migrate(Context& ctx) {
     // Read after the catalogue's migration: 018 may have just made it.
     for (const PodAddress& pod : ctx.directory()) {
       w.StartObject();
-      w.Key("pod");
-      w.String(pod.name.c_str());
+      write_strings(w, {{"pod", pod.name}});
       try {
         write_outcome(w, migrate_database(ctx, ctx.pod_db(pod.name), to, "pod " + pod.name + " "));
       } catch (const Failure& f) {
         std::cerr << "mrctl: pod " << pod.name << ": " << f.message << "\n";
-        w.Key("error");
-        w.String(f.message.c_str());
+        write_strings(w, {{"error", f.message}});
         failed++;
       }
       w.EndObject();

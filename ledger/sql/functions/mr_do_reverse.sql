@@ -44,9 +44,5 @@ BEGIN
   VALUES (v_tx.tx_id, v_member.member_id, p_cmd->>'eventId', v_amount, v_points, p_cmd->>'reason',
           (p_cmd->>'occurredAt')::timestamptz, v_ms);
   PERFORM mr_pool_give(p_club_id, v_member.member_id, v_points);
-  RETURN mr_ok('ok', p_request_id, jsonb_build_object(
-    'eventId', p_cmd->>'eventId', 'status', 'processed', 'externalTransactionId', v_ext,
-    'pointsReversed', v_points, 'balances', mr_balances(v_member.member_id),
-    'partner', jsonb_build_object('availablePointsPool', mr_pool_total(p_club_id)),
-    'ledgerGroupId', 'reversed:' || p_club_id || ':' || v_ext));
+  RETURN mr_transaction_answer('reversed', p_request_id, p_cmd, v_points, v_member.member_id, p_club_id);
 END $function$;

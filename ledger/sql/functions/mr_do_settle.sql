@@ -43,9 +43,5 @@ BEGIN
   IF NOT FOUND THEN
     RAISE EXCEPTION 'transaction % settled concurrently', v_ext USING ERRCODE = 'serialization_failure';
   END IF;
-  RETURN mr_ok('ok', p_request_id, jsonb_build_object(
-    'eventId', p_cmd->>'eventId', 'status', 'processed', 'externalTransactionId', v_ext,
-    'pointsAwarded', v_points, 'balances', mr_balances(v_member.member_id),
-    'partner', jsonb_build_object('availablePointsPool', mr_pool_total(p_club_id)),
-    'ledgerGroupId', 'settled:' || p_club_id || ':' || v_ext));
+  RETURN mr_transaction_answer('settled', p_request_id, p_cmd, v_points, v_member.member_id, p_club_id);
 END $function$;

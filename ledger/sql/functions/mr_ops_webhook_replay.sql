@@ -6,5 +6,7 @@ CREATE OR REPLACE FUNCTION mr_ops_webhook_replay(p_endpoint_id text, p_since tim
 AS $function$
 BEGIN
   PERFORM mr_refuse_moving(club_id) FROM webhook_endpoints WHERE endpoint_id = p_endpoint_id;
-  RETURN mr_ops_webhook_replay_unpaused(p_endpoint_id, p_since);
+  PERFORM 1 FROM webhook_endpoints WHERE endpoint_id = p_endpoint_id AND status <> 'deleted' FOR UPDATE;
+  IF NOT FOUND THEN RAISE EXCEPTION 'no webhook endpoint %', p_endpoint_id USING ERRCODE = 'P0002'; END IF;
+  RETURN jsonb_build_object('endpointId', p_endpoint_id, 'replayed', mr_webhook_replay(p_endpoint_id, p_since));
 END $function$;

@@ -33,6 +33,17 @@ struct Fd {
   }
 };
 
+// Binds `fd` to 127.0.0.1 on a port the kernel picks; returns the port.
+int bind_loopback(int fd) {
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  cr_assert(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+  socklen_t len = sizeof a;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  return ntohs(a.sin_port);
+}
+
 struct Request {
   std::string method, target, body;
   std::vector<std::pair<std::string, std::string>> headers;  // names lower-cased
@@ -48,13 +59,7 @@ struct Request {
 class Server {
  public:
   Server() : listener_(::socket(AF_INET, SOCK_STREAM, 0)) {
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    cr_assert(::bind(listener_.fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
-    socklen_t len = sizeof a;
-    ::getsockname(listener_.fd, reinterpret_cast<sockaddr*>(&a), &len);
-    port_ = ntohs(a.sin_port);
+    port_ = bind_loopback(listener_.fd);
     cr_assert(::listen(listener_.fd, 8) == 0);
     thread_ = std::thread([this] { run(); });
   }
@@ -236,13 +241,7 @@ Test(mr_client, no_answer_gives_status_zero_and_a_reason) {
   int port;
   {
     Fd s(::socket(AF_INET, SOCK_STREAM, 0));  // bound, never listening: refused
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    cr_assert(::bind(s.fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
-    socklen_t len = sizeof a;
-    ::getsockname(s.fd, reinterpret_cast<sockaddr*>(&a), &len);
-    port = ntohs(a.sin_port);
+    port = bind_loopback(s.fd);
     mr::MrClient c("http://127.0.0.1:" + std::to_string(port), "k", "s");
     const mr::HttpResponse r = c.get("/api/v1/x");
     cr_expect_eq(r.status, 0);

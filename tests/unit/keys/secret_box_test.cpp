@@ -9,14 +9,9 @@
 
 #include "keys/key_catalogue.hpp"
 #include "keys/secret_box.hpp"
+#include "tests/unit/keys/master_key_of.hpp"
 
-namespace {
-mr::MasterKey key_of(unsigned char fill) {
-  mr::MasterKey k;
-  k.bytes.fill(fill);
-  return k;
-}
-}  // namespace
+using mr::test::key_of;
 
 Test(secret_box, round_trip) {
   const auto k = key_of(1);

@@ -8,16 +8,9 @@
 #include <string>
 
 #include "keys/webhook_secret.hpp"
+#include "tests/unit/keys/master_key_of.hpp"
 
-namespace {
-
-mr::MasterKey key_of(unsigned char fill) {
-  mr::MasterKey k;
-  k.bytes.fill(fill);
-  return k;
-}
-
-}  // namespace
+using mr::test::key_of;
 
 Test(webhook_secret, base64_known_vectors) {
   // RFC 4648 section 10.
