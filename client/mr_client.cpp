@@ -251,7 +251,7 @@ HttpResponse MrClient::send(std::string_view method, std::string_view path_and_q
 }
 
 std::string rfc3339(std::chrono::system_clock::time_point t) { return signing::format_timestamp(t); }
-std::string now_rfc3339() { return rfc3339(std::chrono::system_clock::now()); }
+std::string now_rfc3339() { return signing::format_timestamp_ms(std::chrono::system_clock::now()); }
 
 rapidjson::Document parse_json(std::string_view text) {
   rapidjson::Document d;

@@ -54,6 +54,7 @@ class MrClient {
 };
 
 std::string rfc3339(std::chrono::system_clock::time_point t);
+// Now to the millisecond (signing::format_timestamp_ms): what requests are signed with.
 std::string now_rfc3339();
 rapidjson::Document parse_json(std::string_view text);
 // KEY=value lines as a shell would read them: `export A='x' B="y"`, quotes
