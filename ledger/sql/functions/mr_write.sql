@@ -1,6 +1,6 @@
 -- 014's mr_write, the pause first. p_signature: the MAC of the request's
 -- X-MR-Signature, which serves one idempotency key (contract section 2):
--- kept with the record (unique, 026), and refused under another key as
+-- kept with the record (a unique index), and refused under another key as
 -- invalid_signature before anything is applied. Its advisory lock comes
 -- after the key's, in every writer (the batches too), so two requests with
 -- one signature and two keys wait for each other and one of them is
