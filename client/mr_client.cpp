@@ -6,7 +6,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
+#include <cstdint>
 #include <cstdlib>
 #include <fstream>
 #include <mutex>
@@ -251,7 +253,19 @@ HttpResponse MrClient::send(std::string_view method, std::string_view path_and_q
 }
 
 std::string rfc3339(std::chrono::system_clock::time_point t) { return signing::format_timestamp(t); }
-std::string now_rfc3339() { return rfc3339(std::chrono::system_clock::now()); }
+std::string now_rfc3339() {
+  using namespace std::chrono;
+  // Strictly increasing in the process, across threads and clients: two
+  // requests signed here never share a timestamp, so never a signature.
+  static std::atomic<std::int64_t> last_us{0};
+  const std::int64_t now_us = duration_cast<microseconds>(system_clock::now().time_since_epoch()).count();
+  std::int64_t prev = last_us.load();
+  std::int64_t mine = 0;
+  do {
+    mine = std::max(now_us, prev + 1);
+  } while (!last_us.compare_exchange_weak(prev, mine));
+  return signing::format_timestamp_us(system_clock::time_point(microseconds(mine)));
+}
 
 rapidjson::Document parse_json(std::string_view text) {
   rapidjson::Document d;

@@ -54,6 +54,8 @@ class MrClient {
 };
 
 std::string rfc3339(std::chrono::system_clock::time_point t);
+// Now to the microsecond (signing::format_timestamp_us), strictly increasing
+// in the process: what requests are signed with.
 std::string now_rfc3339();
 rapidjson::Document parse_json(std::string_view text);
 // KEY=value lines as a shell would read them: `export A='x' B="y"`, quotes

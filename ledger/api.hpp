@@ -3,6 +3,7 @@
 // jsonb result the domain renders. Never throws.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -30,6 +31,9 @@ class WebhookSecrets {
   virtual std::optional<std::string> open(std::string_view endpoint_id, std::string_view sealed) const = 0;
 };
 
+// The MAC of a request's X-MR-Signature, as the edge verified it.
+using RequestSignature = std::array<unsigned char, 32>;
+
 struct Request {
   std::string_view method;
   std::string_view path;   // raw, without the query
@@ -40,6 +44,9 @@ struct Request {
   std::string_view request_id;
   std::string_view idempotency_key;  // POST
   std::string_view fingerprint;      // POST: SHA-256 of method, path, body
+  // POST: the signature's MAC. It serves one idempotency key (contract
+  // section 2): mr_write refuses it under another one. nullopt: unchecked.
+  std::optional<RequestSignature> signature;
   std::string_view environment;      // the deployment's mr_environment: sandbox | production
   // mr_test_helpers on (sandbox only, nginx -t refuses it elsewhere): the
   // test-helper routes exist; without it their paths are not_found.

@@ -93,7 +93,8 @@ Prepared write(const Request& r, Parsed parsed) {
   const BatchKind batch = batch_kind(cmd.op);
   return statement(sql::write,
                    {cmd.op, std::to_string(r.club_id), std::string(r.partner_ref), std::string(r.idempotency_key),
-                    std::string(r.fingerprint), std::string(r.request_id), std::move(cmd.cmd_json)},
+                    std::string(r.fingerprint), std::string(r.request_id), std::move(cmd.cmd_json),
+                    signature_param(r.signature)},
                    batch);
 }
 

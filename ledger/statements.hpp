@@ -45,7 +45,7 @@ inline constexpr std::string_view text{joined<Parts...>.data(), joined<Parts...>
 inline constexpr Part by_index = "set_config('enable_seqscan', 'off', true) || set_config('jit', 'off', true)";
 
 inline constexpr std::string_view write =
-    text<"SELECT mr_write(CASE WHEN ", by_index, " IS NOT NULL THEN $1 END, $2::bigint, $3, $4, $5, $6, $7::jsonb)">;
+    text<"SELECT mr_write(CASE WHEN ", by_index, " IS NOT NULL THEN $1 END, $2::bigint, $3, $4, $5, $6, $7::jsonb, $8::bytea)">;
 // Settles that queued together (write_batch.hpp); one jsonb result per row.
 inline constexpr std::string_view write_batch =
     text<"SELECT mr_write_batch(CASE WHEN ", by_index, " IS NOT NULL THEN $1::jsonb END)">;

@@ -91,7 +91,7 @@ Prepared write(const Request& r, WebhookOp op, std::optional<std::string> endpoi
   return pending(sql::write,
                  {std::move(cmd.op), std::to_string(r.club_id), std::string(r.partner_ref),
                   std::string(r.idempotency_key), std::string(r.fingerprint), std::string(r.request_id),
-                  std::move(cmd.cmd_json)},
+                  std::move(cmd.cmd_json), signature_param(r.signature)},
                  reveal ? Secret::reveal : Secret::conceal, secrets);
 }
 

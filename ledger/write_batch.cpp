@@ -23,6 +23,10 @@ std::optional<std::string> write_batch_param(std::span<const Params* const> writ
     w.StartArray();
     for (std::size_t i = 0; i < write_param::count; ++i) {
       const auto& v = (*p)[i];
+      if (!v && i == write_param::signature) {
+        w.Null();
+        continue;
+      }
       if (!v) return std::nullopt;
       // The command is JSON the domain wrote (write_requests.cpp).
       if (i == write_param::command) {
@@ -37,10 +41,23 @@ std::optional<std::string> write_batch_param(std::span<const Params* const> writ
   return w.str();
 }
 
+std::optional<std::string> signature_param(const std::optional<std::array<unsigned char, 32>>& mac) {
+  if (!mac) return std::nullopt;
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out = "\\x";
+  out.reserve(2 + 2 * mac->size());
+  for (const unsigned char b : *mac) {
+    out.push_back(kHex[b >> 4]);
+    out.push_back(kHex[b & 0xf]);
+  }
+  return out;
+}
+
 bool same_idempotency_key(const Params& a, const Params& b) {
   using namespace write_param;
   if (a.size() <= key || b.size() <= key) return false;
-  return a[club] == b[club] && a[key] == b[key];
+  if (a[club] == b[club] && a[key] == b[key]) return true;
+  return a.size() > signature && b.size() > signature && a[signature] && a[signature] == b[signature];
 }
 
 }  // namespace mr::ledger

@@ -6,6 +6,7 @@
 // outcome and idempotency record.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -29,7 +30,7 @@ using Params = std::vector<std::optional<std::string>>;
 // of sql::write in statements.hpp, which router.cpp builds them in).
 namespace write_param {
 inline constexpr std::size_t op = 0, club = 1, partner_ref = 2, key = 3, fingerprint = 4, request_id = 5,
-                             command = 6, count = 7;
+                             command = 6, signature = 7, count = 8;
 }  // namespace write_param
 
 // mr_write_batch's (and mr_write_batch_each's) one parameter: a JSON array holding each request's
@@ -37,10 +38,15 @@ inline constexpr std::size_t op = 0, club = 1, partner_ref = 2, key = 3, fingerp
 // request is not a complete mr_write call.
 std::optional<std::string> write_batch_param(std::span<const Params* const> writes);
 
-// Whether two writes name one idempotency key of one club. mr_write_batch
-// leaves such a pair to the one-by-one fallback (the later one would
-// replay the earlier one's record), so the pool keeps the later one for the
-// next batch instead.
+// mr_write's signature parameter: bytea's hex input (a backslash, x and 64 hex
+// digits); nullopt (NULL: unchecked) without one.
+std::optional<std::string> signature_param(const std::optional<std::array<unsigned char, 32>>& mac);
+
+// Whether two writes name one idempotency key of one club, or carry one
+// signature. mr_write_batch leaves such a pair to the one-by-one
+// fallback (the later one would replay the earlier one's record, or be
+// refused for its signature), so the pool keeps the later one for the next
+// batch instead.
 bool same_idempotency_key(const Params& a, const Params& b);
 
 }  // namespace mr::ledger

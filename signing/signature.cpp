@@ -69,4 +69,14 @@ std::string format_timestamp(std::chrono::system_clock::time_point t) {
   return buf;
 }
 
+std::string format_timestamp_us(std::chrono::system_clock::time_point t) {
+  using namespace std::chrono;
+  std::string text = format_timestamp(t);
+  const auto us = duration_cast<microseconds>(t - floor<seconds>(t)).count();
+  char fraction[16];
+  std::snprintf(fraction, sizeof fraction, ".%06dZ", static_cast<int>(us));
+  text.pop_back();  // the Z
+  return text.append(fraction);
+}
+
 }  // namespace mr::signing

@@ -40,5 +40,10 @@ SignatureCheck check_signature(const HmacKey& key, std::span<const std::string_v
 
 // X-MR-Timestamp for `t`: RFC 3339 in UTC to the second, YYYY-MM-DDTHH:MM:SSZ.
 std::string format_timestamp(std::chrono::system_clock::time_point t);
+// The same to the microsecond, YYYY-MM-DDTHH:MM:SS.uuuuuuZ: what a client
+// signs a new request with. A POST's signature serves one idempotency key
+// (contract section 2), so two calls with one body must not sign the same
+// string, even when the first was answered within a millisecond.
+std::string format_timestamp_us(std::chrono::system_clock::time_point t);
 
 }  // namespace mr::signing

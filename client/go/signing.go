@@ -11,9 +11,11 @@ import (
 // EmptyBodySHA256 is the hash signed for a request without a body.
 const EmptyBodySHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
 
-// FormatTimestamp writes t as X-MR-Timestamp: RFC 3339 UTC to the second.
+// FormatTimestamp writes t as X-MR-Timestamp: RFC 3339 UTC to the
+// millisecond. A POST's signature serves one idempotency key, so two calls
+// with one body in one second must not sign the same timestamp.
 func FormatTimestamp(t time.Time) string {
-	return t.UTC().Format("2006-01-02T15:04:05Z")
+	return t.UTC().Format("2006-01-02T15:04:05.000Z")
 }
 
 // CanonicalString is what the signature covers: the timestamp as sent, the

@@ -81,7 +81,7 @@ func TestRequestSigningVectors(t *testing.T) {
 
 func TestFormatTimestamp(t *testing.T) {
 	when := time.Date(2026, 11, 22, 11, 0, 0, 987654321, time.FixedZone("CET", 3600))
-	if got := FormatTimestamp(when); got != "2026-11-22T10:00:00Z" {
+	if got := FormatTimestamp(when); got != "2026-11-22T10:00:00.987Z" {
 		t.Fatal(got)
 	}
 	if CanonicalString("t", "get", "/p?x=1", nil) != "t\nGET\n/p\n"+EmptyBodySHA256 {

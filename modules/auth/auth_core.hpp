@@ -43,6 +43,11 @@ struct RequestFacts {
 struct Verdict {
   std::optional<ErrorCode> error;
   std::string message;
+  // Passed: the MAC the signature header names (its bytes, whatever the
+  // hex's case) and the moment its timestamp leaves the window. A POST's
+  // signature serves one idempotency key until then (contract section 2).
+  HmacDigest signature{};
+  Timestamp stale_at{};
 };
 
 // First failure wins: key -> headers -> window -> signature.

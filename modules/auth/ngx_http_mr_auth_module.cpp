@@ -105,6 +105,8 @@ void authenticate(ngx_http_request_t* r, AuthCtx* ctx) {
   }
   // Verified: from here on the key's rate limit counts the request.
   ctx->key = found;
+  ctx->signature = verdict.signature;
+  ctx->signature_stale_at = verdict.stale_at;
   // The club comes from the key alone (spec rule 7); the ledger's rule,
   // applied here to every path under the edge.
   if (mr::ledger::query_has_club_id(mr::ngx::view(r->args))) {

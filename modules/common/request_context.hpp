@@ -14,8 +14,10 @@
 
 #include "ledger/errors.hpp"
 #include "ledger/routes.hpp"
+#include "ledger/timestamps.hpp"
 #include "lua-free-config/auth_conf.hpp"
 #include "ngx-boundary/nginx.hpp"
+#include "signing/hmac_key.hpp"
 
 namespace mr {
 struct KeyEntry;
@@ -33,7 +35,7 @@ struct Outcome {
 struct RequestContext {
   // The three modules are separate .so files built from one tree; a module
   // from another build would read a different layout: refused, not misread.
-  static constexpr std::uint32_t kLayout = 6;
+  static constexpr std::uint32_t kLayout = 7;
   std::uint32_t layout = kLayout;
   ngx_int_t status = NGX_DONE;        // the auth rewrite handler's answer when re-entered
   const KeyEntry* key = nullptr;      // set once the signature verified
@@ -43,6 +45,12 @@ struct RequestContext {
   std::string_view method, path;      // as signed (the path without the query)
   std::string_view body;              // the whole body, in memory
   std::string_view idempotency_key;   // X-MR-Idempotency-Key as sent (empty if none)
+  // Set once the signature verified: the MAC's bytes and when its
+  // timestamp leaves the window. A POST's signature serves one idempotency
+  // key until then; the idempotency module and the ledger both hold it to
+  // that (contract section 2).
+  std::optional<HmacDigest> signature;
+  Timestamp signature_stale_at{};
   Outcome outcome;
 
   // POST: SHA-256 of method, path and body (contract section 3); empty for

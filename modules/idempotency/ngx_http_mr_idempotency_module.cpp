@@ -8,6 +8,8 @@
 // nothing of the ledger: in front of proxy_pass it works the same. With
 // Redis down or slow, requests go on to the database path, which is exact
 // on its own; Redis only makes retries cheap.
+#include <algorithm>
+#include <chrono>
 #include <exception>
 #include <memory>
 #include <optional>
@@ -256,6 +258,37 @@ bool confirm_pending(Ctx* ctx) {
   return ctx->call != nullptr;
 }
 
+// The claim of a signed POST, one round trip as the plain SET NX GET was:
+// a POST's signature serves one idempotency key while its timestamp is in
+// the window (contract section 2), so the signature's record (KEYS[2],
+// holding the idempotency key, ARGV[3], for ARGV[4] ms) is set, or found,
+// first. Found holding another key: 0, and nothing is claimed. Else the
+// claim's own reply (nil, or the record the key holds). The database holds
+// the same rule in the write's transaction; this only answers it early.
+constexpr std::string_view kClaimSigned =
+    "local used = redis.call('SET', KEYS[2], ARGV[3], 'NX', 'GET', 'PX', ARGV[4]) "
+    "if used and used ~= ARGV[3] then return 0 end "
+    "return redis.call('SET', KEYS[1], ARGV[1], 'NX', 'GET', 'PX', ARGV[2])";
+// Beyond the moment the timestamp leaves this node's window: another
+// node's clock may run behind.
+constexpr std::int64_t kSignatureMarginMs = 30'000;
+
+constexpr std::string_view kSignatureReused =
+    "This signature was already used with another X-MR-Idempotency-Key; sign the request again.";
+
+// mr:sig:<key id>:<the MAC in hex>.
+std::string signature_key(std::string_view key_id, const mr::HmacDigest& mac) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string key = "mr:sig:";
+  key.reserve(key.size() + key_id.size() + 1 + 2 * mac.size());
+  key.append(key_id).push_back(':');
+  for (const unsigned char b : mac) {
+    key.push_back(kHex[b >> 4]);
+    key.push_back(kHex[b & 0xf]);
+  }
+  return key;
+}
+
 // Decides from Redis's answer: ngx_http_finalize_request's rc, NGX_AGAIN
 // while a confirming GET is on its way, or NGX_DECLINED to let the request
 // go on.
@@ -276,6 +309,11 @@ ngx_int_t decide(Ctx* ctx, const redisReply* reply) {
                   reply ? reply->str : "no reply");
     ctx->claim_unknown = reply == nullptr && !ctx->pending.empty();
     return NGX_DECLINED;
+  }
+  if (reply->type == REDIS_REPLY_INTEGER && !ctx->confirming) {
+    // The signature serves another idempotency key: nothing was claimed.
+    ctx->outcome = "signature_reused";
+    return mr::ngx::send_error(r, mr::ErrorCode::invalid_signature, kSignatureReused);
   }
   if (reply->type == REDIS_REPLY_NIL && ctx->confirming) {
     // Released or expired since the claim: not ours; the database decides.
@@ -383,10 +421,20 @@ ngx_int_t claim(ngx_http_request_t* r) {
   if (!pending) return NGX_DECLINED;  // OpenSSL failed: the database path alone
   ctx->pending = std::move(*pending);
   release_unknown_claims();
+  std::vector<std::string_view> argv;
+  std::string sig_key, sig_ttl;
+  const std::string lock_ttl = ms(mcf->lock_ttl);
+  if (request->signature) {
+    using namespace std::chrono;
+    const auto left = duration_cast<milliseconds>(request->signature_stale_at - mr::ngx::wall_clock()).count();
+    sig_key = signature_key(request->key->key_id, *request->signature);
+    sig_ttl = std::to_string(std::max<std::int64_t>(left, 0) + kSignatureMarginMs);
+    argv = {"EVAL", kClaimSigned, "2", ctx->key, sig_key, ctx->pending, lock_ttl, request->idempotency_key, sig_ttl};
+  }
+  if (argv.empty()) argv = {"SET", ctx->key, ctx->pending, "NX", "GET", "PX", lock_ttl};
   ctx->in_handler = true;
   ctx->call = g_redis->command(
-      {"SET", ctx->key, ctx->pending, "NX", "GET", "PX", ms(mcf->lock_ttl)},
-      [ctx](const redisReply* reply) { on_claim_reply(ctx, reply); }, mr::redis::Client::Flush::batched);
+      argv, [ctx](const redisReply* reply) { on_claim_reply(ctx, reply); }, mr::redis::Client::Flush::batched);
   ctx->in_handler = false;
   if (ctx->status != NGX_DONE || ctx->call == nullptr) return ctx->status;  // answered at once
   r->main->count++;

@@ -31,6 +31,7 @@ ngx_int_t start(ngx_http_request_t* r) {
   request.request_id = request_id(r);
   request.idempotency_key = edge->idempotency_key;
   request.fingerprint = edge->fingerprint();
+  if (request.method == "POST") request.signature = edge->signature;
   const auto* mcf = static_cast<const mr_ledger_main_conf_t*>(
       ngx_http_get_module_main_conf(r, ngx_http_mr_ledger_module));
   request.environment = view(mcf->environment);

@@ -1,5 +1,6 @@
 // Idempotency through real nginx, Redis and PostgreSQL (contract section 3).
 #include <atomic>
+#include <cctype>
 #include <map>
 #include <string>
 #include <thread>
@@ -174,3 +175,109 @@ Test(idempotency, exact_after_redis_lost_its_data) {
   twenty_at_once("after FLUSHALL");
 }
 
+
+namespace {
+// The headers of one signed POST, to send again as captured, each time
+// under the idempotency key given.
+struct Captured {
+  mr::HeaderList signed_headers;
+  std::string path, body;
+  HttpResponse send(MrClient& c, const std::string& key) const {
+    mr::HeaderList h = signed_headers;
+    h.emplace_back("Content-Type", "application/json");
+    h.emplace_back("X-MR-Idempotency-Key", key);
+    return c.send("POST", path, body, h);
+  }
+};
+
+Captured capture_post(MrClient& c, const std::string& path, const std::string& body) {
+  return Captured{c.signed_headers("POST", path, body), path, body};
+}
+
+std::size_t history_length(MrClient& c, const std::string& id) {
+  auto r = c.get("/api/v1/members/" + id + "/transactions?limit=100");
+  cr_assert_eq(r.status, 200, "%s", r.body.c_str());
+  return data_of(r)["entries"].GetArray().Size();
+}
+}  // namespace
+
+// Contract section 2: a captured POST cannot be run again under another
+// idempotency key. Its signature serves the first key while its timestamp
+// is in the window; at the edge (Redis) and, once Redis lost it, in the
+// write's own transaction (PostgreSQL). The edge's record alone is proved
+// in redis_down_test, where no other test flushes Redis meanwhile.
+Test(idempotency, a_signature_serves_one_idempotency_key) {
+  auto c = client("A");
+  const std::string id = onboard_member(c, kRef);
+  const std::string tx = unique("tx");
+  cr_assert_eq(post(c, "/api/v1/transactions/settled", settle_body(kRef, id, tx, 10000)).status, 200);
+  const Captured partial = capture_post(c, "/api/v1/transactions/reversed", reverse_body(kRef, id, tx, 2500));
+  const std::string key_a = unique("k"), key_b = unique("k"), key_c = unique("k");
+
+  auto first = partial.send(c, key_a);
+  cr_assert_eq(first.status, 200, "%s", first.body.c_str());
+  cr_expect_eq(i64(data_of(first), "pointsReversed"), 25);
+  cr_expect_eq(points_balance(c, id), 75);
+  const std::size_t entries = history_length(c, id);
+  auto other = partial.send(c, key_b);
+  EXPECT_ERROR(other, 401, "invalid_signature");
+  cr_expect_eq(header(other, "content-type"), std::string("application/json"));
+  cr_expect(header(other, "x-mr-idempotent-replay").empty());
+  cr_expect_eq(points_balance(c, id), 75, "the books are unchanged");
+  cr_expect_eq(history_length(c, id), entries);
+
+  // The MAC's bytes, not the header's text: the same signature in upper case.
+  Captured upper = partial;
+  for (auto& [name, value] : upper.signed_headers) {
+    if (name == "X-MR-Signature") {
+      for (std::size_t i = 3; i < value.size(); ++i) value[i] = static_cast<char>(std::toupper(value[i]));
+    }
+  }
+  EXPECT_ERROR(upper.send(c, unique("k")), 401, "invalid_signature");
+
+  auto again = partial.send(c, key_a);
+  cr_expect_eq(again.status, 200);
+  cr_expect_eq(again.body, first.body);
+  cr_expect_eq(header(again, "x-mr-idempotent-replay"), std::string("true"));
+
+  // Redis loses everything: PostgreSQL's record still holds the signature.
+  cr_assert_eq(sh(redis_cli() + "FLUSHALL | grep -qx OK"), 0);
+  auto after_flush = partial.send(c, key_c);
+  EXPECT_ERROR(after_flush, 401, "invalid_signature");
+  cr_expect_eq(points_balance(c, id), 75, "the books are unchanged after FLUSHALL");
+  cr_expect_eq(history_length(c, id), entries);
+  // And the first key still replays, from the database.
+  cr_assert_eq(sh(redis_cli() + "FLUSHALL | grep -qx OK"), 0);
+  auto replay = partial.send(c, key_a);
+  cr_expect_eq(replay.status, 200);
+  cr_expect_eq(replay.body, first.body);
+  cr_expect_eq(header(replay, "x-mr-idempotent-replay"), std::string("true"));
+  cr_expect_eq(points_balance(c, id), 75);
+}
+
+// The same captured request under eight keys at once: exactly one applies,
+// every other is invalid_signature, decided by Redis's claim script (with
+// Redis stopped, by PostgreSQL alone: redis_down_test).
+Test(idempotency, one_signature_under_many_keys_at_once_applies_once) {
+  auto c = client("A");
+  const std::string id = onboard_member(c, kRef);
+  const std::string tx = unique("tx");
+  cr_assert_eq(post(c, "/api/v1/transactions/settled", settle_body(kRef, id, tx, 10000)).status, 200);
+  const Captured partial = capture_post(c, "/api/v1/transactions/reversed", reverse_body(kRef, id, tx, 1000));
+  std::atomic<int> applied{0}, refused{0}, other{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 8; ++i) {
+    threads.emplace_back([&] {
+      auto ci = client("A");
+      auto r = partial.send(ci, unique("k"));
+      if (r.status == 200) applied++;
+      else if (r.status == 401 && error_code(r) == "invalid_signature") refused++;
+      else other++;
+    });
+  }
+  for (auto& t : threads) t.join();
+  cr_expect_eq(applied.load(), 1, "%d applied", applied.load());
+  cr_expect_eq(refused.load(), 7, "%d refused", refused.load());
+  cr_expect_eq(other.load(), 0);
+  cr_expect_eq(points_balance(c, id), 90, "reversed once");
+}

@@ -141,7 +141,7 @@ void expect_history_and_schema_out_of_reach(const std::string& api_dsn, const Ro
   expect_denied(api_dsn, "SELECT mr_pool_topup(partner_ref, 1000) FROM clubs LIMIT 1",
                 "permission denied for table clubs");
   expect_denied(api_dsn, "SELECT mr_apply_privileges()", "permission denied for function mr_apply_privileges");
-  expect_denied(api_dsn, "ALTER FUNCTION mr_write(text, bigint, text, text, text, text, jsonb) SECURITY INVOKER",
+  expect_denied(api_dsn, "ALTER FUNCTION mr_write(text, bigint, text, text, text, text, jsonb, bytea) SECURITY INVOKER",
                 "must be owner of function mr_write");
   // Nothing new in the schema, no way to become the owner, and what it
   // never reads stays unread (bank details, stored answers).
@@ -498,7 +498,7 @@ Test(least_privilege, migrations_keep_the_grants) {
   cr_assert_eq(psql_value(api_dsn, write_sql("member", club_id, kRef, "k1", member_cmd(kRef, "m1"))), "created");
 
   cr_assert_eq(psql(db.dsn(),
-                    "DO $$ DECLARE f oid := 'mr_write(text,bigint,text,text,text,text,jsonb)'::regprocedure; BEGIN "
+                    "DO $$ DECLARE f oid := 'mr_write(text,bigint,text,text,text,text,jsonb,bytea)'::regprocedure; BEGIN "
                     "EXECUTE format('CREATE OR REPLACE FUNCTION mr_write(%s) RETURNS %s LANGUAGE plpgsql AS %L', "
                     "pg_get_function_arguments(f), pg_get_function_result(f), (SELECT prosrc FROM pg_proc WHERE oid = f)); "
                     "END $$; "

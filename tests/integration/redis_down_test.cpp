@@ -3,9 +3,12 @@
 #include <chrono>
 #include <cstdint>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "tests/integration/ledger_helpers.hpp"
 #include "tests/integration/metrics_helpers.hpp"
+#include "tests/integration/retried_load.hpp"
 
 using namespace mr::test;
 
@@ -113,4 +116,130 @@ Test(redis_down, a_claim_whose_answer_timed_out_does_not_hold_the_key) {
   cr_expect_eq(again.body, first.body);
   cr_expect_eq(header(again, "x-mr-idempotent-replay"), std::string("true"));
   cr_expect_eq(points_balance(c, id), 30);
+}
+
+// With Redis stopped, a POST's signature still serves one idempotency key
+// (contract section 2), decided in the write's own transaction: the same
+// captured partial reversal under eight keys at once applies once, every
+// other is invalid_signature, and its own key replays.
+Test(redis_down, one_signature_under_many_keys_applies_once_on_the_database_alone) {
+  auto c = client("A");
+  const std::string id = onboard_member(c, "club-a");
+  const std::string tx = unique("tx");
+  cr_assert_eq(c.post("/api/v1/transactions/settled", settle_body("club-a", id, tx, 10000), unique("k")).status, 200);
+  const std::string path = "/api/v1/transactions/reversed", body = reverse_body("club-a", id, tx, 1000);
+  const mr::HeaderList captured = c.signed_headers("POST", path, body);
+  const auto send = [&](mr::MrClient& ci, const std::string& key) {
+    mr::HeaderList h = captured;
+    h.emplace_back("Content-Type", "application/json");
+    h.emplace_back("X-MR-Idempotency-Key", key);
+    return ci.send("POST", path, body, h);
+  };
+  sh(redis_cli() + "shutdown nosave >/dev/null 2>&1");
+  cr_assert(eventually([] { return !redis_answers(); }, std::chrono::seconds(10)), "Redis is still up");
+
+  std::vector<std::string> keys;
+  for (int i = 0; i < 8; ++i) keys.push_back(unique("k"));
+  std::vector<mr::HttpResponse> answers(keys.size());
+  std::vector<std::thread> threads;
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    threads.emplace_back([&, i] {
+      auto ci = client("A");
+      answers[i] = send(ci, keys[i]);
+    });
+  }
+  for (auto& t : threads) t.join();
+  int applied = 0, refused = 0;
+  std::string applied_key, applied_body;
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    if (answers[i].status == 200) {
+      applied++;
+      applied_key = keys[i];
+      applied_body = answers[i].body;
+    } else if (answers[i].status == 401 && error_code(answers[i]) == "invalid_signature") {
+      refused++;
+    } else {
+      cr_expect(false, "unexpected %ld %s", answers[i].status, answers[i].body.c_str());
+    }
+  }
+  auto replay = applied_key.empty() ? mr::HttpResponse{} : send(c, applied_key);
+  auto another = send(c, unique("k"));
+  const std::int64_t balance = points_balance(c, id);
+
+  cr_assert_eq(sh("redis-server '" + env("MR_REDIS_CONF") + "' >/dev/null"), 0);
+  cr_assert(eventually([] { return redis_answers(); }, std::chrono::seconds(10)), "Redis did not come back");
+  cr_expect_eq(applied, 1, "%d applied", applied);
+  cr_expect_eq(refused, 7, "%d refused", refused);
+  cr_expect_eq(replay.status, 200);
+  cr_expect_eq(replay.body, applied_body, "its own key replays from the database");
+  cr_expect_eq(header(replay, "x-mr-idempotent-replay"), std::string("true"));
+  EXPECT_ERROR(another, 401, "invalid_signature");
+  cr_expect_eq(balance, 90, "reversed once");
+}
+
+namespace {
+// One line a redis-cli command prints, without its newline.
+std::string redis_line(const std::string& command) {
+  std::string out = capture(redis_cli() + command);
+  while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
+  return out;
+}
+}  // namespace
+
+// The edge's own record of a signature (Redis, mr:sig:<key id>:<MAC hex>):
+// it names the first idempotency key until the timestamp leaves the window
+// (300 s here, plus the 30 s margin), and it alone refuses the signature
+// under another key: a record planted for a request PostgreSQL never saw
+// is answered invalid_signature at the edge, nothing applied. Here, where
+// no other test flushes Redis meanwhile.
+Test(redis_down, the_edge_keeps_each_signatures_key_and_refuses_another) {
+  auto c = client("A");
+  const std::string id = onboard_member(c, "club-a");
+  const std::string tx = unique("tx");
+  cr_assert_eq(c.post("/api/v1/transactions/settled", settle_body("club-a", id, tx, 10000), unique("k")).status, 200);
+  // After a test that stopped Redis, a worker's client waits a second
+  // before it reconnects, and requests meanwhile go on without Redis: send
+  // until one was claimed there (each worker's client, both of them).
+  const auto claimed = [](const std::string& m) { return metric(m, "mr_idempotency_requests_total{outcome=\"claimed\"}"); };
+  int through_redis = 0;
+  cr_assert(eventually(
+                [&] {
+                  const std::string before = scrape();
+                  cr_assert_eq(c.post("/api/v1/members", member_body("club-a", id), unique("k")).status, 200);
+                  if (claimed(scrape()) > claimed(before)) through_redis++;
+                  return through_redis >= 4;
+                },
+                std::chrono::seconds(15), std::chrono::milliseconds(100)),
+            "Redis did not serve claims again");
+  const auto sig_key = [](const mr::HeaderList& h) {
+    for (const auto& [name, value] : h) {
+      if (name == "X-MR-Signature") return "mr:sig:" + env("MR_KEY_A_ID") + ":" + value.substr(3);
+    }
+    return std::string();
+  };
+  const auto send = [&](const std::string& path, const std::string& body, const mr::HeaderList& signed_headers,
+                        const std::string& key) {
+    mr::HeaderList h = signed_headers;
+    h.emplace_back("Content-Type", "application/json");
+    h.emplace_back("X-MR-Idempotency-Key", key);
+    return c.send("POST", path, body, h);
+  };
+  const std::string path = "/api/v1/transactions/reversed";
+  const std::string first_body = reverse_body("club-a", id, tx, 1000);
+  const mr::HeaderList first = c.signed_headers("POST", path, first_body);
+  const std::string key_a = unique("k");
+  cr_assert_eq(send(path, first_body, first, key_a).status, 200);
+  cr_expect_eq(redis_line("GET '" + sig_key(first) + "'"), key_a);
+  const std::string ttl = redis_line("PTTL '" + sig_key(first) + "'");
+  cr_expect(std::stoll(ttl) > 300'000 && std::stoll(ttl) <= 331'000, "PTTL %s", ttl.c_str());
+
+  const std::string second_body = reverse_body("club-a", id, tx, 2000);
+  const mr::HeaderList second = c.signed_headers("POST", path, second_body);
+  cr_assert_eq(sh(redis_cli() + "SET '" + sig_key(second) + "' planted-key PX 60000 | grep -qx OK"), 0);
+  EXPECT_ERROR(send(path, second_body, second, unique("k")), 401, "invalid_signature");
+  cr_expect_eq(points_balance(c, id), 90, "the edge refused it: PostgreSQL never saw it");
+  cr_expect_eq(redis_line("GET '" + sig_key(second) + "'"), "planted-key");
+  // Under the key its record names, it goes on (and is applied).
+  cr_expect_eq(send(path, second_body, second, "planted-key").status, 200);
+  cr_expect_eq(points_balance(c, id), 70);
 }

@@ -25,7 +25,7 @@ constexpr const char* kUsage = R"(usage: mr-sign --method M --path /api/v1/... [
   --method M             HTTP method, signed in upper case
   --path P               path as sent; a ?query is sent but not signed
   --body FILE|-          raw body bytes from FILE or stdin (default: empty)
-  --timestamp T          X-MR-Timestamp to sign (default: now, UTC)
+  --timestamp T          X-MR-Timestamp to sign (default: now, UTC, to the microsecond)
   --idempotency-key K    POST only (default: a random one)
   --header "Name: value" one more header to send, unsigned (repeatable), e.g.
                          "traceparent: 00-<trace id>-<parent id>-01"

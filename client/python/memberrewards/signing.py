@@ -22,11 +22,15 @@ def _body_bytes(body: BodyLike) -> bytes:
 
 
 def format_timestamp(when: Optional[datetime] = None) -> str:
-    """RFC 3339 UTC to the second, as the C++ client writes it: 2026-11-22T10:00:00Z."""
+    """RFC 3339 UTC to the millisecond, as the C++ client writes it: 2026-11-22T10:00:00.123Z.
+
+    A POST's signature serves one idempotency key, so two calls with one body
+    in one second must not sign the same timestamp."""
     when = when or datetime.now(timezone.utc)
     if when.tzinfo is None:
         raise ValueError("format_timestamp needs an aware datetime (naive times are ambiguous)")
-    return when.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    utc = when.astimezone(timezone.utc)
+    return utc.strftime("%Y-%m-%dT%H:%M:%S") + ".%03dZ" % (utc.microsecond // 1000)
 
 
 def canonical_string(timestamp: str, method: str, path_and_query: str, body: BodyLike = None) -> str:

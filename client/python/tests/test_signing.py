@@ -38,11 +38,11 @@ class SigningVectors(unittest.TestCase):
 
     def test_timestamp_format(self) -> None:
         when = datetime(2026, 11, 22, 11, 0, 0, 987654, tzinfo=timezone(timedelta(hours=1)))
-        self.assertEqual(format_timestamp(when), "2026-11-22T10:00:00Z")
+        self.assertEqual(format_timestamp(when), "2026-11-22T10:00:00.987Z")
         with self.assertRaises(ValueError):
             format_timestamp(datetime(2026, 11, 22))
         now = format_timestamp()
-        parsed = datetime.strptime(now, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
+        parsed = datetime.strptime(now, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=timezone.utc)
         self.assertLess(abs((datetime.now(timezone.utc) - parsed).total_seconds()), 5)
 
 

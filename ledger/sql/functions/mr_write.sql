@@ -1,5 +1,11 @@
--- 014's mr_write, the pause first.
-CREATE OR REPLACE FUNCTION mr_write(p_op text, p_club_id bigint, p_partner_ref text, p_idem_key text, p_fingerprint text, p_request_id text, p_cmd jsonb)
+-- 014's mr_write, the pause first. p_signature: the MAC of the request's
+-- X-MR-Signature, which serves one idempotency key (contract section 2):
+-- kept with the record (a unique index), and refused under another key as
+-- invalid_signature before anything is applied. Its advisory lock comes
+-- after the key's, in every writer (the batches too), so two requests with
+-- one signature and two keys wait for each other and one of them is
+-- refused. NULL: not checked (callers other than the edge).
+CREATE OR REPLACE FUNCTION mr_write(p_op text, p_club_id bigint, p_partner_ref text, p_idem_key text, p_fingerprint text, p_request_id text, p_cmd jsonb, p_signature bytea DEFAULT NULL::bytea)
  RETURNS jsonb
  LANGUAGE plpgsql
  SECURITY DEFINER
@@ -17,6 +23,13 @@ BEGIN
       RETURN mr_fail('duplicate_idempotency_conflict', p_request_id);
     END IF;
     RETURN v_record.result || '{"replayed": true}';
+  END IF;
+  IF p_signature IS NOT NULL THEN
+    PERFORM pg_advisory_xact_lock(hashtextextended('sig:' || encode(p_signature, 'hex'), 0));
+    IF EXISTS (SELECT 1 FROM idempotency_records WHERE signature = p_signature) THEN
+      RETURN mr_fail('invalid_signature', p_request_id,
+                     'This signature was already used with another X-MR-Idempotency-Key; sign the request again.');
+    END IF;
   END IF;
   IF p_cmd->>'partnerRef' IS DISTINCT FROM p_partner_ref THEN
     v_result := mr_fail('partner_not_found', p_request_id);
@@ -50,8 +63,8 @@ BEGIN
   END IF;
   -- invalid_request is not kept: the client may fix the request and retry.
   IF v_result->>'outcome' <> 'invalid_request' THEN
-    INSERT INTO idempotency_records (club_id, idem_key, fingerprint, result)
-    VALUES (p_club_id, p_idem_key, p_fingerprint, v_result);
+    INSERT INTO idempotency_records (club_id, idem_key, fingerprint, result, signature)
+    VALUES (p_club_id, p_idem_key, p_fingerprint, v_result, p_signature);
   END IF;
   RETURN v_result;
 END $function$;

@@ -15,6 +15,12 @@ BEGIN
                FROM jsonb_array_elements(p_batch) r ORDER BY 1 LOOP
     PERFORM pg_advisory_xact_lock(v_key);
   END LOOP;
+  -- Then the signatures' keys of mr_write (a signature serves one
+  -- idempotency key, contract section 2), in the same order.
+  FOR v_key IN SELECT DISTINCT hashtextextended('sig:' || encode((r->>7)::bytea, 'hex'), 0)
+               FROM jsonb_array_elements(p_batch) r WHERE r->>7 IS NOT NULL ORDER BY 1 LOOP
+    PERFORM pg_advisory_xact_lock(v_key);
+  END LOOP;
   -- Every lookup below is a LATERAL subquery with LIMIT 1 on a unique key:
   -- the planner cannot know the batch is small (it guesses 100 elements)
   -- and would otherwise hash whole tables (measured: a sequential scan of
@@ -36,7 +42,7 @@ BEGIN
   RETURN QUERY
   WITH req AS (
     SELECT e.ord, (e.v->>1)::bigint AS club_id, e.v->>2 AS partner_ref, e.v->>3 AS idem_key,
-           e.v->>4 AS fingerprint, e.v->>5 AS request_id, e.v->6 AS cmd
+           e.v->>4 AS fingerprint, e.v->>5 AS request_id, e.v->6 AS cmd, (e.v->>7)::bytea AS signature
     FROM jsonb_array_elements(p_batch) WITH ORDINALITY e(v, ord)
   ),
   decided AS (
@@ -46,6 +52,7 @@ BEGIN
            CASE
              WHEN i.fingerprint IS NOT NULL THEN
                CASE WHEN i.fingerprint <> q.fingerprint THEN 'duplicate_idempotency_conflict' ELSE 'replay' END
+             WHEN s.used THEN 'invalid_signature'
              WHEN q.cmd->>'partnerRef' IS DISTINCT FROM q.partner_ref THEN 'partner_not_found'
              WHEN m.member_id IS NULL THEN 'cardholder_not_found'
              WHEN m.status = 'closed' THEN 'member_closed'
@@ -57,6 +64,8 @@ BEGIN
     LEFT JOIN LATERAL (SELECT currencies, earn_rate_bp FROM clubs WHERE club_id = q.club_id LIMIT 1) c ON true
     LEFT JOIN LATERAL (SELECT fingerprint, result FROM idempotency_records
                        WHERE club_id = q.club_id AND idem_key = q.idem_key LIMIT 1) i ON true
+    LEFT JOIN LATERAL (SELECT true AS used FROM idempotency_records
+                       WHERE signature = q.signature LIMIT 1) s ON true
     LEFT JOIN LATERAL (SELECT member_id, status, available, reserved, last_entry_ms FROM members
                        WHERE club_id = q.club_id AND external_id = q.cmd->>'externalMemberId' LIMIT 1) m ON true
     LEFT JOIN LATERAL (SELECT true AS settled FROM transactions
@@ -76,7 +85,7 @@ BEGIN
     WHERE s.club_id IN (SELECT club_id FROM awarded) GROUP BY s.club_id
   ),
   results AS (
-    SELECT d.ord, d.club_id, d.idem_key, d.fingerprint, d.verdict,
+    SELECT d.ord, d.club_id, d.idem_key, d.fingerprint, d.signature, d.verdict,
            -- mr_ok and mr_fail (002) written out: they are IMMUTABLE around the
            -- STABLE jsonb_build_object, so PostgreSQL cannot inline them and
            -- runs each call as a query of its own.
@@ -91,7 +100,10 @@ BEGIN
                'ledgerGroupId', 'settled:' || d.club_id || ':' || (d.cmd->>'externalTransactionId')))
              ELSE jsonb_strip_nulls(jsonb_build_object('outcome', d.verdict, 'requestId', d.request_id, 'message',
                CASE d.verdict WHEN 'unsupported_currency'
-                 THEN 'The club supports ' || array_to_string(d.currencies, ', ') || '.' END))
+                 THEN 'The club supports ' || array_to_string(d.currencies, ', ') || '.'
+                 WHEN 'invalid_signature'
+                 THEN 'This signature was already used with another X-MR-Idempotency-Key; sign the request again.'
+               END))
            END AS result
     FROM decided d
     LEFT JOIN awarded a ON a.ord = d.ord
@@ -128,9 +140,9 @@ BEGIN
     FROM awarded a
   ),
   records AS (
-    INSERT INTO idempotency_records (club_id, idem_key, fingerprint, result)
-    SELECT r.club_id, r.idem_key, r.fingerprint, r.result FROM results r
-    WHERE r.verdict NOT IN ('replay', 'duplicate_idempotency_conflict')
+    INSERT INTO idempotency_records (club_id, idem_key, fingerprint, result, signature)
+    SELECT r.club_id, r.idem_key, r.fingerprint, r.result, r.signature FROM results r
+    WHERE r.verdict NOT IN ('replay', 'duplicate_idempotency_conflict', 'invalid_signature')
   )
   SELECT r.result FROM results r ORDER BY r.ord;
 END $function$;

@@ -17,7 +17,8 @@
 --
 -- Locks: every lock the elements will take is taken first, kind by kind,
 -- each kind in ascending order, in the order single writes take them:
---   1. the idempotency advisory locks, by key (mr_write);
+--   1. the idempotency advisory locks, by key (mr_write), then those of
+--      the signatures, by key (mr_write);
 --   2. redemptions: the requestId advisory locks, by key (mr_do_redeem);
 --   3. the member rows named, by member id;
 --   4. reversals: the settled transactions named, by tx id; then the
@@ -59,6 +60,11 @@ BEGIN
                FROM jsonb_array_elements(p_batch) r ORDER BY 1 LOOP
     PERFORM pg_advisory_xact_lock(v_key);
   END LOOP;
+  -- 1b. The signatures' keys of mr_write, after the idempotency keys.
+  FOR v_key IN SELECT DISTINCT hashtextextended('sig:' || encode((r->>7)::bytea, 'hex'), 0)
+               FROM jsonb_array_elements(p_batch) r WHERE r->>7 IS NOT NULL ORDER BY 1 LOOP
+    PERFORM pg_advisory_xact_lock(v_key);
+  END LOOP;
   -- 2. The requestId keys of mr_do_redeem.
   IF v_op = 'redeem' THEN
     FOR v_key IN SELECT DISTINCT hashtextextended('redeem:' || (r->>1) || ':' || (r->6->>'requestId'), 0)
@@ -94,6 +100,7 @@ BEGIN
     ORDER BY club_id FOR NO KEY UPDATE;
   END IF;
   FOR v_req IN SELECT value FROM jsonb_array_elements(p_batch) WITH ORDINALITY ORDER BY ordinality LOOP
-    RETURN NEXT mr_write(v_req->>0, (v_req->>1)::bigint, v_req->>2, v_req->>3, v_req->>4, v_req->>5, v_req->6);
+    RETURN NEXT mr_write(v_req->>0, (v_req->>1)::bigint, v_req->>2, v_req->>3, v_req->>4, v_req->>5, v_req->6,
+                         (v_req->>7)::bytea);
   END LOOP;
 END $function$;

@@ -1,6 +1,7 @@
 // The edge's pure rules: timestamps, the window, headers, order of checks.
 #include <criterion/criterion.h>
 
+#include <cctype>
 #include <chrono>
 #include <stdexcept>
 #include <string>
@@ -100,6 +101,28 @@ Test(auth_core, order_of_checks) {
   // A GET needs neither idempotency key nor content type.
   { Fixture g; g.facts.method = "GET"; g.facts.idempotency_key.reset(); g.facts.content_type.reset();
     cr_expect_eq(code(g.check()), std::string("invalid_signature")); }
+}
+
+// A passed request carries its signature's MAC (the bytes, whatever the
+// hex's case: the idempotency edge and the ledger key on them) and the
+// moment its timestamp leaves the window.
+Test(auth_core, a_passed_verdict_names_the_mac_and_when_it_goes_stale) {
+  Fixture f;
+  const Verdict v = f.check();
+  cr_assert_eq(code(v), std::string("ok"));
+  const auto mac = mr::signing::parse_signature(f.sig);
+  cr_assert(mac.has_value());
+  cr_expect(v.signature == *mac);
+  const auto stamp = parse_timestamp(f.ts);
+  cr_assert(stamp.has_value());
+  cr_expect(v.stale_at == *stamp + seconds(300));
+  Fixture upper;
+  std::string shouted = upper.sig;
+  for (std::size_t i = 3; i < shouted.size(); ++i) shouted[i] = static_cast<char>(std::toupper(shouted[i]));
+  upper.facts.signature = shouted;
+  const Verdict u = upper.check();
+  cr_assert_eq(code(u), std::string("ok"));
+  cr_expect(u.signature == v.signature, "either case of hex names one MAC");
 }
 
 Test(auth_core, window_both_ways) {

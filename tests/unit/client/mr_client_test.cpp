@@ -258,6 +258,20 @@ Test(mr_client, timestamps_round_trip) {
   cr_expect(std::chrono::abs(*now - std::chrono::system_clock::now()) < std::chrono::seconds(2));
 }
 
+// A POST's signature serves one idempotency key: two requests signed in
+// this process never share a timestamp, however close together.
+Test(mr_client, signing_timestamps_strictly_increase) {
+  cr_expect_eq(mr::signing::format_timestamp_us(std::chrono::sys_days{std::chrono::November / 22 / 2026} +
+                                                std::chrono::microseconds(1'234'567)),
+               std::string("2026-11-22T00:00:01.234567Z"));
+  std::string last = mr::now_rfc3339();
+  for (int i = 0; i < 10000; ++i) {
+    std::string next = mr::now_rfc3339();
+    cr_assert(next > last, "%s after %s", next.c_str(), last.c_str());
+    last = std::move(next);
+  }
+}
+
 Test(mr_client, parse_json) {
   const rapidjson::Document ok = mr::parse_json(R"({"a":[1,2]})");
   cr_expect(ok.IsObject() && ok["a"].Size() == 2);

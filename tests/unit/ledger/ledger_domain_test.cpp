@@ -348,6 +348,38 @@ Test(write_batch, one_key_of_one_club_is_recognised) {
   cr_expect(!same_idempotency_key(a, Params{}));
 }
 
+// A signature serves one idempotency key (contract section 2): it goes to
+// mr_write as bytea's hex input, NULL without one, into the batch as its
+// eighth element, and two writes with one signature never share a batch.
+Test(write_batch, the_signature_goes_as_the_eighth_parameter) {
+  const std::string body = settle("100");
+  RequestSignature mac{};
+  for (std::size_t i = 0; i < mac.size(); ++i) mac[i] = static_cast<unsigned char>(i * 17);
+  const auto params_of = [&](std::string_view key, std::optional<RequestSignature> signature) {
+    Request r = req("POST", "/api/v1/transactions/settled", body);
+    r.idempotency_key = key;
+    r.signature = signature;
+    Prepared p = prepare(r);
+    return std::get<std::unique_ptr<Pending>>(p)->query().params;
+  };
+  const Params a = params_of("k-1", mac), b = params_of("k-2", mac), unsigned_write = params_of("k-3", std::nullopt);
+  cr_assert_eq(a.size(), write_param::count);
+  cr_assert(a[write_param::signature].has_value());
+  cr_expect_eq(*a[write_param::signature],
+               "\\x00112233445566778899aabbccddeeff102132435465768798a9bacbdcedfe0f");
+  cr_expect(!unsigned_write[write_param::signature].has_value());
+  cr_expect(same_idempotency_key(a, b), "one signature under two keys waits for the next batch");
+  cr_expect(!same_idempotency_key(unsigned_write, params_of("k-4", std::nullopt)), "no signature, no match");
+  const Params* both[] = {&a, &unsigned_write};
+  const auto param = write_batch_param(both);
+  cr_assert(param.has_value());
+  rapidjson::Document d;
+  d.Parse(param->data(), param->size());
+  cr_assert(!d.HasParseError() && d.IsArray() && d.Size() == 2);
+  cr_expect_eq(std::string(d[0][7].GetString()), *a[write_param::signature]);
+  cr_expect(d[1][7].IsNull());
+}
+
 Test(write_batch, reversals_and_redemptions_batch_each_as_their_kind) {
   const std::string reversal =
       R"({"partnerRef":"club-a","eventId":"e","occurredAt":"2026-11-20T10:00:00Z","member":{"externalMemberId":"m"},)"
