@@ -20,6 +20,7 @@ tests=(git libcriterion-dev prometheus
        clang-14 libclang-rt-14-dev libfuzzer-14-dev  # tests/fuzz
        debhelper dpkg-dev lintian man-db  # tools/package.sh, the package and man page tests
        python3 golang-go openjdk-17-jdk-headless junit5  # tests/sdk: the Python, Go and Java SDKs
+       python3-pip python3-setuptools python3-wheel python3-venv  # tools/package-sdk.sh: the wheel, offline; its install test
        python3-yaml python3-jsonschema chromium)  # tests/docs: openapi.yaml checks, the reference page in a browser
 node=yes
 case "${1:-}" in

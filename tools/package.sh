@@ -5,10 +5,12 @@
 # mr-partner-tools (mrctl, mr-sign, man pages) with debhelper from the tree
 # tools/build.sh built (MR_BUILD_DIR, default build/): nothing is compiled
 # again. debian/ is copied into a scratch folder, so the tree stays clean.
+# Then the partner SDKs' packages (wheel, npm tarball, jar with sources and
+# pom, Go module tarball) into <out>/sdk, by tools/package-sdk.sh.
 #   --out DIR     where the .deb, .changes and .buildinfo go [$MR_BUILD_DIR/packages]
 #   --version V   package this build as version V (debian/changelog gets an
 #                 entry in the copy only), e.g. to test an upgrade
-# Prints the paths of the .deb files it wrote.
+# Prints the paths of the .deb files and SDK packages it wrote.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 build=$(cd "${MR_BUILD_DIR:-$repo/build}" && pwd)
@@ -17,7 +19,7 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --out) out=${2:?--out DIR}; shift 2 ;;
     --version) version=${2:?--version V}; shift 2 ;;
-    -h|--help) sed -n '2,12s/^# \{0,1\}//p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,14s/^# \{0,1\}//p' "$0"; exit 0 ;;
     *) echo "package.sh: unknown argument $1 (--help)" >&2; exit 2 ;;
   esac
 done
@@ -48,3 +50,7 @@ for f in "$work"/*.deb "$work"/*.changes "$work"/*.buildinfo; do
   mv -f "$f" "$out/"
   case "$f" in *.deb) echo "$out/$(basename "$f")" ;; esac
 done
+
+# npm's cache in the build tree: package-sdk.sh's `npm ci` fetches the
+# TypeScript compiler once, not on every build.
+npm_config_cache=${npm_config_cache:-$build/npm-cache} "$repo/tools/package-sdk.sh" "$out/sdk"

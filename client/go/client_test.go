@@ -574,7 +574,7 @@ func TestAnIDTheAPICannotTakeIsRefusedBeforeSending(t *testing.T) {
 	c, _ := newTestClient(t, s.URL, Config{})
 	ctx := context.Background()
 	for _, bad := range []string{"", ".", "..", strings.Repeat("x", 129), "tab\there", "caf\u00e9"} {
-		paid, err := c.TestHelperPayout(ctx, bad, PayoutSucceeded, "")
+		paid, err := c.TestHelperPayout(ctx, bad, PayoutReport{Outcome: PayoutSucceeded})
 		if paid != nil || !errors.Is(err, ErrInvalidArgument) {
 			t.Errorf("TestHelperPayout(%q): %v %v", bad, paid, err)
 		}
@@ -603,5 +603,36 @@ func TestAReplayedAnswerSaysSo(t *testing.T) {
 	again, err := c.UpsertMember(context.Background(), in, WithIdempotencyKey("k-1"))
 	if err != nil || !again.IdempotentReplay || again.Status != "created" {
 		t.Fatalf("again: %+v %v", again, err)
+	}
+}
+
+func TestHelperPayoutSendsTheFailureReasonOnlyWhenGiven(t *testing.T) {
+	red := `{"redemptionId":"rdm_1","requestId":"rq-1","status":"failed","externalMemberId":"m-1","pointsRedeemed":100,
+	  "cashValueMinor":100,"currency":"GBP","payout":{"payoutId":"po_1","status":"failed","failureReason":"account closed"},
+	  "createdAt":"2026-11-22T13:22:42.177Z","updatedAt":"2026-11-22T13:22:46.686Z"}`
+	s := newStub(t)
+	s.fallback = okJSON(200, red)
+	c, _ := newTestClient(t, s.URL, Config{})
+	ctx := context.Background()
+	paid, err := c.TestHelperPayout(ctx, "rdm_1", PayoutReport{Outcome: PayoutFailed, FailureReason: "account closed"})
+	if err != nil || paid.Payout.FailureReason == nil || *paid.Payout.FailureReason != "account closed" {
+		t.Fatalf("%v %v", paid, err)
+	}
+	if _, err := c.TestHelperPayout(ctx, "rdm_1", PayoutReport{Outcome: PayoutSucceeded}); err != nil {
+		t.Fatal(err)
+	}
+	reqs := s.requests()
+	if len(reqs) != 2 || reqs[0].Path != "/api/v1/test-helpers/redemptions/rdm_1/payout" {
+		t.Fatalf("%+v", reqs)
+	}
+	var failed, succeeded map[string]interface{}
+	if json.Unmarshal(reqs[0].Body, &failed) != nil || json.Unmarshal(reqs[1].Body, &succeeded) != nil {
+		t.Fatalf("%s %s", reqs[0].Body, reqs[1].Body)
+	}
+	if failed["outcome"] != "failed" || failed["failureReason"] != "account closed" {
+		t.Errorf("failed: %s", reqs[0].Body)
+	}
+	if _, has := succeeded["failureReason"]; has || succeeded["outcome"] != "succeeded" {
+		t.Errorf("succeeded: %s", reqs[1].Body)
 	}
 }

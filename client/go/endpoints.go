@@ -187,13 +187,21 @@ func (c *Client) IterRedemptions(ctx context.Context, p RedemptionsParams) *Iter
 	})
 }
 
+// PayoutReport is the outcome TestHelperPayout reports for a payout:
+// PayoutReport{Outcome: PayoutSucceeded}, or
+// PayoutReport{Outcome: PayoutFailed, FailureReason: "account closed"}. The
+// reason is optional: left out, none is sent.
+type PayoutReport struct {
+	Outcome       PayoutOutcome
+	FailureReason string
+}
+
 // TestHelperPayout (sandbox only) moves a redemption's payout as the
-// operator's report would: PayoutSucceeded, or PayoutFailed with an optional
-// failureReason ("" for none). It returns the redemption after the move.
-func (c *Client) TestHelperPayout(ctx context.Context, redemptionID string, outcome PayoutOutcome, failureReason string, opts ...CallOption) (*Redemption, error) {
-	body := map[string]interface{}{"outcome": outcome}
-	if failureReason != "" {
-		body["failureReason"] = failureReason
+// operator's report would. It returns the redemption after the move.
+func (c *Client) TestHelperPayout(ctx context.Context, redemptionID string, report PayoutReport, opts ...CallOption) (*Redemption, error) {
+	body := map[string]interface{}{"outcome": report.Outcome}
+	if report.FailureReason != "" {
+		body["failureReason"] = report.FailureReason
 	}
 	path, err := idPath("/api/v1/test-helpers/redemptions/", redemptionID, "/payout")
 	if err != nil {

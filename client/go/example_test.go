@@ -98,7 +98,8 @@ func ExampleClient_CreateRedemption() {
 		log.Fatal(err)
 	}
 	// Sandbox only: the payout's outcome.
-	paid, err := c.TestHelperPayout(ctx, accepted.RedemptionID, memberrewards.PayoutSucceeded, "")
+	paid, err := c.TestHelperPayout(ctx, accepted.RedemptionID,
+		memberrewards.PayoutReport{Outcome: memberrewards.PayoutSucceeded}) // or PayoutFailed, FailureReason: "..."
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -14,6 +14,11 @@
 #   readme-<sdk>       the quick start of client/<sdk>/README.md, as written
 #                      there (its program and run.sh), run twice against the
 #                      stack, each time in an empty folder: its ids are fresh
+#   packages           the partner packages (tools/package-sdk.sh, as
+#                      tools/package.sh builds them) into <work dir>/packages
+#   package-<sdk>      the README's install section (install.sh) from those
+#                      packages into an empty project, then its quick start
+#                      run from what was installed (run-installed.sh)
 #
 # Nothing is written into the source tree and nothing is cached outside
 # <work dir>: npm's cache, Go's build cache, Python's bytecode, the Java and
@@ -146,6 +151,39 @@ case "$what" in
       tail -n 1 "$scratch/run.log" | grep -Eq '^verified [a-z]+\.[a-z]+ evt_[0-9a-f]+ for qs-' ||
         { echo "sdk_test.sh: run $run of the $lang README did not end with its verified webhook" >&2; exit 1; }
     done
+    ;;
+  packages)
+    rm -rf "$work/packages"
+    exec "$repo/tools/package-sdk.sh" "$work/packages"
+    ;;
+  package-*)
+    # An empty project, the packages the only thing of the SDK it sees:
+    # packages= their folder, sdk= only for the TypeScript compiler (the
+    # SDK's dev tool, in the prepared copy). mvn is not installed: the
+    # Java install.sh (mvn install:install-file) is not run, its
+    # run-installed.sh puts the packaged jar on the classpath instead.
+    lang=${what#package-}
+    stack_env
+    [ -d "$work/packages" ] || { echo "sdk_test.sh: no $work/packages: run the packages step first" >&2; exit 2; }
+    snippets=$work/package/$lang-snippets scratch=$work/package/$lang
+    rm -rf "$snippets" "$scratch"; mkdir -p "$snippets" "$scratch"
+    python3 "$repo/tests/sdk/snippets.py" "$client/$lang/README.md" "$snippets" >/dev/null
+    for s in install.sh run-installed.sh quickstart.py main.go quickstart.mts Quickstart.java; do
+      [ -f "$snippets/$s" ] && cp "$snippets/$s" "$scratch/"
+    done
+    [ -f "$scratch/install.sh" ] && [ -f "$scratch/run-installed.sh" ] ||
+      { echo "sdk_test.sh: client/$lang/README.md lacks an install.sh or run-installed.sh snippet" >&2; exit 1; }
+    rc=0
+    (
+      cd "$scratch"
+      export packages=$work/packages sdk=$work/client
+      if [ "$lang" != java ]; then bash -euo pipefail install.sh; fi
+      bash -euo pipefail run-installed.sh
+    ) > "$scratch/run.log" 2>&1 || rc=$?
+    cat "$scratch/run.log"
+    [ "$rc" -eq 0 ] || exit "$rc"
+    tail -n 1 "$scratch/run.log" | grep -Eq '^verified [a-z]+\.[a-z]+ evt_[0-9a-f]+ for qs-' ||
+      { echo "sdk_test.sh: the $lang package's quick start did not end with its verified webhook" >&2; exit 1; }
     ;;
   *)
     echo "sdk_test.sh: unknown step '$what'" >&2; exit 2

@@ -395,9 +395,9 @@ func run(ctx context.Context, c *memberrewards.Client) {
 	step("redeemed %d points as %s; a repeated requestId names it", minimum, rid)
 
 	// ---- the payout, driven by the sandbox test helper ----
-	paid := must(c.TestHelperPayout(ctx, rid, "succeeded", ""))
+	paid := must(c.TestHelperPayout(ctx, rid, memberrewards.PayoutReport{Outcome: "succeeded"}))
 	same([]string{paid.RedemptionID, paid.Status, paid.Payout.Status}, []string{rid, "completed", "succeeded"}, "after the payout")
-	same(must(c.TestHelperPayout(ctx, rid, "succeeded", "")).Status, "completed", "the same report again is a no-op")
+	same(must(c.TestHelperPayout(ctx, rid, memberrewards.PayoutReport{Outcome: "succeeded"})).Status, "completed", "the same report again is a no-op")
 	expected = append(expected, "redemption.completed")
 	bal := must(c.GetBalance(ctx, memberID))
 	same([]int64{bal.PointsBalance, bal.ReservedPointsBalance, bal.LifetimePointsEarned, bal.LifetimePointsRedeemed},

@@ -31,4 +31,29 @@ public record Member(String externalMemberId, String firstName, String lastName,
     if (wallet != null) m.put("wallet", wallet.toJson());
     return m;
   }
+
+  /**
+   * Named steps: {@code Member.builder().externalMemberId(id).name("Ada", "Lovelace")
+   * .email("ada@example.com").wallet(wallet).build()}; the wallet may be left out.
+   */
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /** Fluent construction; {@link #build()} checks every required field is set. */
+  public static final class Builder {
+    private String externalMemberId, firstName, lastName, email;
+    private Wallet wallet;
+
+    public Builder externalMemberId(String v) { externalMemberId = v; return this; }
+    public Builder name(String first, String last) { firstName = first; lastName = last; return this; }
+    public Builder firstName(String v) { firstName = v; return this; }
+    public Builder lastName(String v) { lastName = v; return this; }
+    public Builder email(String v) { email = v; return this; }
+    public Builder wallet(Wallet v) { wallet = v; return this; }
+
+    public Member build() {
+      return new Member(externalMemberId, firstName, lastName, email, wallet);
+    }
+  }
 }

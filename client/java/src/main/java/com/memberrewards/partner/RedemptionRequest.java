@@ -22,4 +22,27 @@ public record RedemptionRequest(String requestId, String externalMemberId, long 
     m.put("redemption", r);
     return m;
   }
+
+  /**
+   * Named steps: {@code RedemptionRequest.builder().requestId("rq-1").externalMemberId("member-1")
+   * .points(100).currency("GBP").build()}; {@code points} are points, not money.
+   */
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /** Fluent construction; {@link #build()} checks every field is set. */
+  public static final class Builder {
+    private String requestId, externalMemberId, currency;
+    private Long points;
+
+    public Builder requestId(String v) { requestId = v; return this; }
+    public Builder externalMemberId(String v) { externalMemberId = v; return this; }
+    public Builder points(long v) { points = v; return this; }
+    public Builder currency(String v) { currency = v; return this; }
+
+    public RedemptionRequest build() {
+      return new RedemptionRequest(requestId, externalMemberId, Objects.requireNonNull(points, "points"), currency);
+    }
+  }
 }

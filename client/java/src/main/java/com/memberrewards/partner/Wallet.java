@@ -13,4 +13,31 @@ public record Wallet(String provider, String walletRef, String status, BankAccou
     if (bankAccount != null) m.put("bankAccount", bankAccount.toJson());
     return m;
   }
+
+  /**
+   * Named steps: {@code Wallet.builder().provider("bank").walletRef("w-1").status("active")
+   * .bankAccount("12345678", "112233", "Ada Lovelace").build()}; every step is optional.
+   */
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /** Fluent construction; a step left out is a field left out of the request. */
+  public static final class Builder {
+    private String provider, walletRef, status;
+    private BankAccount bankAccount;
+
+    public Builder provider(String v) { provider = v; return this; }
+    public Builder walletRef(String v) { walletRef = v; return this; }
+    public Builder status(String v) { status = v; return this; }
+    public Builder bankAccount(BankAccount v) { bankAccount = v; return this; }
+    public Builder bankAccount(String accountNumber, String sortCode, String name) {
+      bankAccount = new BankAccount(accountNumber, sortCode, name);
+      return this;
+    }
+
+    public Wallet build() {
+      return new Wallet(provider, walletRef, status, bankAccount);
+    }
+  }
 }

@@ -116,7 +116,8 @@ class PaginationTest {
       List<String> page = new ArrayList<>();
       for (int n = after + 1; n <= Math.min(5, after + limit); n++) {
         page.add("{\"id\":\"evt_" + n + "\",\"type\":\"member.created\",\"createdAt\":\"2026-11-22T13:22:42.177Z\","
-            + "\"environment\":\"sandbox\",\"data\":{\"externalMemberId\":\"m-1\",\"memberSequence\":" + n + "}}");
+            + "\"environment\":\"sandbox\",\"data\":{\"externalMemberId\":\"m-1\",\"memberSequence\":" + n
+            + ",\"status\":\"active\",\"payoutReady\":false}}");
       }
       ok(ex, 200, "{\"entries\":[" + String.join(",", page) + "],\"nextAfter\":\"cur_" + (after + page.size()) + "\"}");
     })) {

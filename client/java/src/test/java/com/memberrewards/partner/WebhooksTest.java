@@ -1,6 +1,7 @@
 package com.memberrewards.partner;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import java.nio.charset.StandardCharsets;
@@ -43,7 +44,7 @@ class WebhooksTest {
     assertEquals("member.created", e.type());
     assertEquals("m-1", e.externalMemberId());
     assertEquals(1, e.memberSequence());
-    assertEquals("created", e.data().getString("status"));
+    assertEquals("created", assertInstanceOf(EventData.MemberChanged.class, e.data()).status());
   }
 
   @Test
