@@ -18,6 +18,7 @@
 #include "ledger/read_requests.hpp"
 #include "lua-free-config/auth_conf.hpp"
 #include "ngx-boundary/guarded.hpp"
+#include "ngx-boundary/http_module.hpp"
 #include "modules/auth/access_log.hpp"
 #include "modules/auth/auth_core.hpp"
 #include "modules/auth/catalogue_load.hpp"
@@ -326,17 +327,5 @@ ngx_http_module_t module_ctx = {
 }  // namespace
 
 extern "C" {
-ngx_module_t ngx_http_mr_auth_module = {
-    NGX_MODULE_V1,
-    &module_ctx,           // module context
-    mr::conf::auth_commands,  // module directives
-    NGX_HTTP_MODULE,       // module type
-    nullptr,               // init master
-    nullptr,               // init module
-    init_process,          // init process
-    nullptr,               // init thread
-    nullptr,               // exit thread
-    nullptr,               // exit process
-    nullptr,               // exit master
-    NGX_MODULE_V1_PADDING};
+constinit ngx_module_t ngx_http_mr_auth_module = mr::ngx::http_module(&module_ctx, mr::conf::auth_commands, init_process);
 }

@@ -22,6 +22,7 @@
 #include "keys/key_catalogue.hpp"
 #include "lua-free-config/conf_values.hpp"
 #include "ngx-boundary/guarded.hpp"
+#include "ngx-boundary/http_module.hpp"
 #include "lua-free-config/idempotency_conf.hpp"
 #include "modules/common/answers.hpp"
 #include "modules/common/node_metrics.hpp"
@@ -614,17 +615,5 @@ ngx_http_module_t module_ctx = {
 }  // namespace
 
 extern "C" {
-ngx_module_t ngx_http_mr_idempotency_module = {
-    NGX_MODULE_V1,
-    &module_ctx,               // module context
-    mr::conf::idempotency_commands,  // module directives
-    NGX_HTTP_MODULE,           // module type
-    nullptr,                   // init master
-    nullptr,                   // init module
-    init_process,              // init process
-    nullptr,                   // init thread
-    nullptr,                   // exit thread
-    exit_process,              // exit process
-    nullptr,                   // exit master
-    NGX_MODULE_V1_PADDING};
+constinit ngx_module_t ngx_http_mr_idempotency_module = mr::ngx::http_module(&module_ctx, mr::conf::idempotency_commands, init_process, exit_process);
 }

@@ -3,6 +3,7 @@
 // per-worker PostgreSQL pool both run on, and the sandbox payout simulator.
 // Directives: lua-free-config/ledger_conf.
 #include "ngx-boundary/guarded.hpp"
+#include "ngx-boundary/http_module.hpp"
 #include "lua-free-config/ledger_conf.hpp"
 #include "lua-free-config/refusals.hpp"
 #include "modules/common/phases.hpp"
@@ -106,17 +107,5 @@ ngx_http_module_t module_ctx = {
 }  // namespace
 
 extern "C" {
-ngx_module_t ngx_http_mr_ledger_module = {
-    NGX_MODULE_V1,
-    &module_ctx,                  // module context
-    mr::conf::ledger_commands,    // module directives
-    NGX_HTTP_MODULE,              // module type
-    nullptr,                      // init master
-    nullptr,                      // init module
-    init_process,                 // init process
-    nullptr,                      // init thread
-    nullptr,                      // exit thread
-    exit_process,                 // exit process
-    nullptr,                      // exit master
-    NGX_MODULE_V1_PADDING};
+constinit ngx_module_t ngx_http_mr_ledger_module = mr::ngx::http_module(&module_ctx, mr::conf::ledger_commands, init_process, exit_process);
 }
