@@ -45,14 +45,8 @@ BEGIN
     v_result := mr_do_close(p_club_id, p_request_id, p_cmd);
   ELSIF p_op = 'webhook_create' THEN
     v_result := mr_do_webhook_create(p_club_id, p_request_id, p_cmd);
-  ELSIF p_op = 'webhook_update' THEN
-    v_result := mr_do_webhook_update(p_club_id, p_request_id, p_cmd);
-  ELSIF p_op = 'webhook_rotate' THEN
-    v_result := mr_do_webhook_rotate(p_club_id, p_request_id, p_cmd);
-  ELSIF p_op = 'webhook_delete' THEN
-    v_result := mr_do_webhook_delete(p_club_id, p_request_id, p_cmd);
-  ELSIF p_op = 'webhook_replay' THEN
-    v_result := mr_do_webhook_replay(p_club_id, p_request_id, p_cmd);
+  ELSIF p_op IN ('webhook_update', 'webhook_rotate', 'webhook_delete', 'webhook_replay') THEN
+    v_result := mr_do_webhook_endpoint(p_op, p_club_id, p_request_id, p_cmd);
   ELSIF p_op = 'test_payout' THEN
     v_result := mr_do_test_payout(p_club_id, p_request_id, p_cmd);
   ELSE
