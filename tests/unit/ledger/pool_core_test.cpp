@@ -161,11 +161,14 @@ Test(pool_core, a_batch_takes_one_job_per_idempotency_key) {
 
 Test(pool_core, a_batch_holds_at_most_the_limit) {
   Queue q;
-  for (std::size_t i = 0; i < mr::pg::kBatchLimit + 3; ++i) push(q, "s" + std::to_string(i), BatchKind::settle, false, "k" + std::to_string(i));
+  for (std::size_t i = 0; i < mr::pg::kBatchLimit + 3; ++i) {
+    push(q, "s" + std::to_string(i), BatchKind::settle, false, "k" + std::to_string(i));
+  }
   auto batch = mr::pg::take_batch<Traits>(q, BatchKind::settle);
   cr_expect_eq(batch.size(), mr::pg::kBatchLimit);
   cr_expect_eq(q.size(), 3u);
-  cr_expect_str_eq(q.front()->name.c_str(), ("s" + std::to_string(mr::pg::kBatchLimit)).c_str(), "in order");
+  const std::string next = "s" + std::to_string(mr::pg::kBatchLimit);  // outlives the macro's locals
+  cr_expect_str_eq(q.front()->name.c_str(), next.c_str(), "in order");
 }
 
 Test(pool_core, reads_join_the_reads_of_this_pass_then_the_least_loaded) {
@@ -248,7 +251,9 @@ Test(pool_core, a_full_batch_does_not_wait_for_arrivals) {
   Queue q;
   mr::pg::SettleArrivals a;
   a.arriving();  // never arrives (in this test)
-  for (std::size_t i = 0; i < mr::pg::kBatchLimit; ++i) push(q, "s" + std::to_string(i), BatchKind::settle, false, "k" + std::to_string(i));
+  for (std::size_t i = 0; i < mr::pg::kBatchLimit; ++i) {
+    push(q, "s" + std::to_string(i), BatchKind::settle, false, "k" + std::to_string(i));
+  }
   dispatch(q, c, a);
   cr_expect(q.empty(), "a full batch goes without waiting");
   cr_assert_eq(c[0]->sent.size(), 1u);
