@@ -1,5 +1,6 @@
--- 014's mr_write, the pause first. p_signature: the MAC of the request's
--- X-MR-Signature, which serves one idempotency key (contract section 2):
+-- mr_write: a moving club's pause first, then the key. p_signature: the
+-- MAC of the request's X-MR-Signature, which serves one idempotency key
+-- (contract section 2):
 -- kept with the record (a unique index), and refused under another key as
 -- invalid_signature before anything is applied. Its advisory lock comes
 -- after the key's, in every writer (the batches too), so two requests with

@@ -10,7 +10,7 @@ BEGIN
   IF EXISTS (SELECT 1 FROM jsonb_array_elements(p_batch) r WHERE r->>0 <> 'settle') THEN
     RAISE EXCEPTION 'only settle is batched' USING ERRCODE = 'MRB01';
   END IF;
-  -- The key of 004's mr_write, one at a time so the order is certain.
+  -- The idempotency keys' locks of mr_write, one at a time so the order is certain.
   FOR v_key IN SELECT DISTINCT hashtextextended((r->>1) || ':' || (r->>3), 0)
                FROM jsonb_array_elements(p_batch) r ORDER BY 1 LOOP
     PERFORM pg_advisory_xact_lock(v_key);

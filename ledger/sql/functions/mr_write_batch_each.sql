@@ -1,13 +1,13 @@
--- Reversals and redemptions batched (issue 28 item 3; bench/RESULTS.md,
--- "Reversals and redemptions against pgbench"). Each ran alone, its own
--- transaction and its own commit (WAL flush); a redemption also held its
+-- Why reversals and redemptions are batched: alone, each is its own
+-- transaction and its own commit (WAL flush), and a redemption holds its
 -- club's row (the cash capacity) until that commit, so redemptions of one
--- club went one commit at a time.
+-- club would go one commit at a time (bench/RESULTS.md, "Reversals and
+-- redemptions against pgbench").
 --
 -- mr_write_batch_each: reversals, or redemptions, that queued on one
--- worker while its connections were busy (modules/ledger/pg_pool.cpp), in
+-- worker while its connections were busy (modules/ledger/pool_core.hpp), in
 -- one statement and one transaction. A batch holds one op only, never
--- settles (those keep mr_write_batch, 009). Each element is one mr_write
+-- settles (those have mr_write_batch). Each element is one mr_write
 -- call, in the order given (the order they queued in): its own outcome,
 -- idempotency record, event and the contract's order of checks, and each
 -- sees what the elements before it did exactly as if they had run one

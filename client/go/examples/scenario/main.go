@@ -1,4 +1,4 @@
-// The shared SDK scenario (issue 27) against a real sandbox stack:
+// The shared SDK scenario against a real sandbox stack:
 //
 //	MR_BASE_URL=... MR_KEY_ID=... MR_KEY_SECRET=... MR_PARTNER_REF=... go run ./examples/scenario
 //
