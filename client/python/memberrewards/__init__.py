@@ -8,7 +8,7 @@
 __version__ = "0.1.0"
 
 from .client import Client, EventIterator, RetryPolicy  # noqa: E402
-from .constants import ErrorCode, EventType, PayoutOutcome  # noqa: E402
+from .constants import ErrorCode, EventType, PayoutOutcome, PayoutOutcomeName  # noqa: E402
 from .errors import MemberRewardsConnectionError, MemberRewardsError  # noqa: E402
 from .models import (  # noqa: E402
     Balance, Balances, BankAccount, ClosedMember, Club, DeletedWebhookEndpoint, DeliveriesPage, Event, EventData, EventsPage, FieldProblem,
@@ -20,7 +20,7 @@ from .signing import canonical_string, format_timestamp, sign, signed_headers  #
 from .webhooks import DEFAULT_TOLERANCE_SECONDS, Webhook, WebhookVerificationError  # noqa: E402
 
 __all__ = [
-    "Client", "EventIterator", "ErrorCode", "EventType", "PayoutOutcome", "RetryPolicy", "MemberRewardsError", "MemberRewardsConnectionError",
+    "Client", "EventIterator", "ErrorCode", "EventType", "PayoutOutcome", "PayoutOutcomeName", "RetryPolicy", "MemberRewardsError", "MemberRewardsConnectionError",
     "Webhook", "WebhookVerificationError", "DEFAULT_TOLERANCE_SECONDS",
     "canonical_string", "format_timestamp", "sign", "signed_headers",
     "BankAccount", "Wallet", "MemberInput", "MemberRef", "SettledTransaction", "SettleRequest",

@@ -15,6 +15,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tupl
 from urllib.parse import quote, urlsplit
 
 from . import __version__
+from .constants import PayoutOutcomeName
 from .errors import MemberRewardsConnectionError, MemberRewardsError
 from .models import (Balance, Club, ClosedMember, DeletedWebhookEndpoint, DeliveriesPage, Event, EventsPage, FieldProblem, LedgerEntry,
                      MemberInput, MemberResult, PointsPage, Redemption, RedemptionAccepted, RedemptionRequest,
@@ -314,7 +315,7 @@ class Client:
             request_id=request_id, external_member_id=external_member_id, status=status, limit=page_size,
             before=cursor), before)
 
-    def test_helper_payout(self, redemption_id: str, outcome: str, failure_reason: Optional[str] = None, *,
+    def test_helper_payout(self, redemption_id: str, outcome: PayoutOutcomeName, failure_reason: Optional[str] = None, *,
                            idempotency_key: Optional[str] = None) -> Redemption:
         """Sandbox only: POST /api/v1/test-helpers/redemptions/{id}/payout.
 

@@ -3,7 +3,7 @@
 compare with what the service sent (a code newer than this SDK is still a plain string).
 """
 
-from typing import Final
+from typing import Final, Literal
 
 
 
@@ -69,3 +69,6 @@ class PayoutOutcome:
     """The outcome `test_helper_payout` reports for a sandbox payout."""
     SUCCEEDED: Final = "succeeded"
     FAILED: Final = "failed"
+
+# The outcomes as a type, for a checker: PayoutOutcome's constants are of it.
+PayoutOutcomeName = Literal["succeeded", "failed"]
