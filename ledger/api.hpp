@@ -31,9 +31,6 @@ class WebhookSecrets {
   virtual std::optional<std::string> open(std::string_view endpoint_id, std::string_view sealed) const = 0;
 };
 
-// The MAC of a request's X-MR-Signature, as the edge verified it.
-using RequestSignature = std::array<unsigned char, 32>;
-
 struct Request {
   std::string_view method;
   std::string_view path;   // raw, without the query
@@ -46,7 +43,7 @@ struct Request {
   std::string_view fingerprint;      // POST: SHA-256 of method, path, body
   // POST: the signature's MAC. It serves one idempotency key (contract
   // section 2): mr_write refuses it under another one. nullopt: unchecked.
-  std::optional<RequestSignature> signature;
+  std::optional<HmacDigest> signature;
   std::string_view environment;      // the deployment's mr_environment: sandbox | production
   // mr_test_helpers on (sandbox only, nginx -t refuses it elsewhere): the
   // test-helper routes exist; without it their paths are not_found.

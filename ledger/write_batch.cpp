@@ -1,5 +1,7 @@
 #include "ledger/write_batch.hpp"
 
+#include "signing/digest.hpp"
+
 #include "ledger/json_text.hpp"
 
 namespace mr::ledger {
@@ -41,19 +43,12 @@ std::optional<std::string> write_batch_param(std::span<const Params* const> writ
   return w.str();
 }
 
-std::optional<std::string> signature_param(const std::optional<std::array<unsigned char, 32>>& mac) {
+std::optional<std::string> signature_param(const std::optional<HmacDigest>& mac) {
   if (!mac) return std::nullopt;
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out = "\\x";
-  out.reserve(2 + 2 * mac->size());
-  for (const unsigned char b : *mac) {
-    out.push_back(kHex[b >> 4]);
-    out.push_back(kHex[b & 0xf]);
-  }
-  return out;
+  return "\\x" + to_hex(mac->data(), mac->size());
 }
 
-bool same_idempotency_key(const Params& a, const Params& b) {
+bool batch_apart(const Params& a, const Params& b) {
   using namespace write_param;
   if (a.size() <= key || b.size() <= key) return false;
   if (a[club] == b[club] && a[key] == b[key]) return true;

@@ -14,6 +14,8 @@
 #include <string_view>
 #include <vector>
 
+#include "signing/hmac_key.hpp"
+
 namespace mr::ledger {
 
 // Which writes may share a batch: only writes of one kind go together
@@ -40,13 +42,13 @@ std::optional<std::string> write_batch_param(std::span<const Params* const> writ
 
 // mr_write's signature parameter: bytea's hex input (a backslash, x and 64 hex
 // digits); nullopt (NULL: unchecked) without one.
-std::optional<std::string> signature_param(const std::optional<std::array<unsigned char, 32>>& mac);
+std::optional<std::string> signature_param(const std::optional<HmacDigest>& mac);
 
-// Whether two writes name one idempotency key of one club, or carry one
-// signature. mr_write_batch leaves such a pair to the one-by-one
-// fallback (the later one would replay the earlier one's record, or be
-// refused for its signature), so the pool keeps the later one for the next
-// batch instead.
-bool same_idempotency_key(const Params& a, const Params& b);
+// Whether two writes must go in different batches: they name one
+// idempotency key of one club, or carry one signature. mr_write_batch
+// would leave such a pair to the one-by-one fallback (the later one
+// replays the earlier one's record, or is refused for its signature), so
+// the pool keeps the later one for the next batch instead.
+bool batch_apart(const Params& a, const Params& b);
 
 }  // namespace mr::ledger

@@ -49,10 +49,15 @@ SignatureCheck check_signature(const HmacKey& key, std::span<const std::string_v
                                std::string_view header) {
   const auto given = parse_signature(header);
   if (!given) return SignatureCheck::differs;
+  return check_signature(key, canonical, *given);
+}
+
+SignatureCheck check_signature(const HmacKey& key, std::span<const std::string_view> canonical,
+                               const HmacDigest& given) {
   const auto mac = key.digest(canonical);
   if (!mac) return SignatureCheck::mac_failed;
-  return CRYPTO_memcmp(mac->data(), given->data(), given->size()) == 0 ? SignatureCheck::matches
-                                                                        : SignatureCheck::differs;
+  return CRYPTO_memcmp(mac->data(), given.data(), given.size()) == 0 ? SignatureCheck::matches
+                                                                      : SignatureCheck::differs;
 }
 
 std::string format_timestamp(std::chrono::system_clock::time_point t) {

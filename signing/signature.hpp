@@ -37,6 +37,10 @@ SignatureCheck check_signature(const HmacKey& key, std::string_view canonical, s
 // The same over the canonical string's pieces, never joined (the edge's path).
 SignatureCheck check_signature(const HmacKey& key, std::span<const std::string_view> canonical,
                                std::string_view header);
+// The same for a header parse_signature already read: the edge keeps the
+// MAC it checked (a POST's signature serves one idempotency key).
+SignatureCheck check_signature(const HmacKey& key, std::span<const std::string_view> canonical,
+                               const HmacDigest& given);
 
 // X-MR-Timestamp for `t`: RFC 3339 in UTC to the second, YYYY-MM-DDTHH:MM:SSZ.
 std::string format_timestamp(std::chrono::system_clock::time_point t);

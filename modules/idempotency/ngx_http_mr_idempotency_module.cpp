@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "signing/digest.hpp"
 #include "signing/hmac_key.hpp"
 #include "keys/key_catalogue.hpp"
 #include "lua-free-config/conf_values.hpp"
@@ -279,15 +280,9 @@ constexpr std::string_view kSignatureReused =
 
 // mr:sig:<key id>:<the MAC in hex>.
 std::string signature_key(std::string_view key_id, const mr::HmacDigest& mac) {
-  static constexpr char kHex[] = "0123456789abcdef";
   std::string key = "mr:sig:";
-  key.reserve(key.size() + key_id.size() + 1 + 2 * mac.size());
   key.append(key_id).push_back(':');
-  for (const unsigned char b : mac) {
-    key.push_back(kHex[b >> 4]);
-    key.push_back(kHex[b & 0xf]);
-  }
-  return key;
+  return key + mr::to_hex(mac.data(), mac.size());
 }
 
 // Decides from Redis's answer: ngx_http_finalize_request's rc, NGX_AGAIN

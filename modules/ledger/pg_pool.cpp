@@ -47,7 +47,7 @@ bool connection_lost(PGconn* pg, std::string_view sqlstate) {
 struct JobTraits {
   static BatchKind kind(const Job& j) { return j.batch; }
   static bool is_read(const Job& j) { return mr::pg::is_read(j.sql); }
-  static bool same_key(const Job& a, const Job& b) { return mr::ledger::same_idempotency_key(a.params, b.params); }
+  static bool apart(const Job& a, const Job& b) { return mr::ledger::batch_apart(a.params, b.params); }
 };
 
 // One libpq connection whose socket is an nginx connection

@@ -10,7 +10,7 @@
 // with: state(), idle(), takes_read(), gathering_reads(), depth(),
 // runs_settles(), may_connect(), connect(), run(unique_ptr<Job>),
 // run_batch(vector<unique_ptr<Job>>); and the jobs through Traits:
-// kind(job), is_read(job), same_key(a, b).
+// kind(job), is_read(job), apart(a, b) (the two may not share a batch).
 #pragma once
 
 #include <algorithm>
@@ -136,16 +136,16 @@ auto connection_for(const Conns& conns, const Job& job, std::size_t settle_conne
 }
 
 // The oldest queued job of this kind and every other one of its kind
-// queued now (up to the limit), in the order they came; one whose
-// idempotency key is already in the batch waits for the next one, where it
-// replays the first one's record (mr_write_batch would otherwise send the
-// whole batch to its one-by-one fallback). Only one kind goes in a batch.
+// queued now (up to the limit), in the order they came; one that must be
+// apart from a job already taken (its idempotency key or its signature,
+// ledger/write_batch.hpp) waits for the next one. Only one kind goes in a
+// batch.
 template <class Traits, class Job>
 std::vector<std::unique_ptr<Job>> take_batch(std::deque<std::unique_ptr<Job>>& queue, mr::ledger::BatchKind kind) {
   std::vector<std::unique_ptr<Job>> batch;
   for (auto it = queue.begin(); it != queue.end() && batch.size() < kBatchLimit;) {
-    const auto same_key = [&](const std::unique_ptr<Job>& taken) { return Traits::same_key(*taken, **it); };
-    if (Traits::kind(**it) == kind && std::none_of(batch.begin(), batch.end(), same_key)) {
+    const auto apart = [&](const std::unique_ptr<Job>& taken) { return Traits::apart(*taken, **it); };
+    if (Traits::kind(**it) == kind && std::none_of(batch.begin(), batch.end(), apart)) {
       batch.push_back(std::move(*it));
       it = queue.erase(it);
     } else {

@@ -340,12 +340,12 @@ Test(write_batch, one_key_of_one_club_is_recognised) {
   };
   const Params a = params_of("k-1"), again = params_of("k-1"), other = params_of("k-2");
   cr_expect_eq(*a[write_param::key], "k-1");
-  cr_expect(same_idempotency_key(a, again));
-  cr_expect(!same_idempotency_key(a, other));
+  cr_expect(batch_apart(a, again));
+  cr_expect(!batch_apart(a, other));
   Params other_club = a;
   other_club[write_param::club] = "99";
-  cr_expect(!same_idempotency_key(a, other_club), "keys are scoped by club");
-  cr_expect(!same_idempotency_key(a, Params{}));
+  cr_expect(!batch_apart(a, other_club), "keys are scoped by club");
+  cr_expect(!batch_apart(a, Params{}));
 }
 
 // A signature serves one idempotency key (contract section 2): it goes to
@@ -353,9 +353,9 @@ Test(write_batch, one_key_of_one_club_is_recognised) {
 // eighth element, and two writes with one signature never share a batch.
 Test(write_batch, the_signature_goes_as_the_eighth_parameter) {
   const std::string body = settle("100");
-  RequestSignature mac{};
+  mr::HmacDigest mac{};
   for (std::size_t i = 0; i < mac.size(); ++i) mac[i] = static_cast<unsigned char>(i * 17);
-  const auto params_of = [&](std::string_view key, std::optional<RequestSignature> signature) {
+  const auto params_of = [&](std::string_view key, std::optional<mr::HmacDigest> signature) {
     Request r = req("POST", "/api/v1/transactions/settled", body);
     r.idempotency_key = key;
     r.signature = signature;
@@ -368,8 +368,8 @@ Test(write_batch, the_signature_goes_as_the_eighth_parameter) {
   cr_expect_eq(*a[write_param::signature],
                "\\x00112233445566778899aabbccddeeff102132435465768798a9bacbdcedfe0f");
   cr_expect(!unsigned_write[write_param::signature].has_value());
-  cr_expect(same_idempotency_key(a, b), "one signature under two keys waits for the next batch");
-  cr_expect(!same_idempotency_key(unsigned_write, params_of("k-4", std::nullopt)), "no signature, no match");
+  cr_expect(batch_apart(a, b), "one signature under two keys waits for the next batch");
+  cr_expect(!batch_apart(unsigned_write, params_of("k-4", std::nullopt)), "no signature, no match");
   const Params* both[] = {&a, &unsigned_write};
   const auto param = write_batch_param(both);
   cr_assert(param.has_value());

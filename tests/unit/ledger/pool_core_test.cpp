@@ -25,7 +25,7 @@ struct FakeJob {
 struct Traits {
   static BatchKind kind(const FakeJob& j) { return j.kind; }
   static bool is_read(const FakeJob& j) { return j.read; }
-  static bool same_key(const FakeJob& a, const FakeJob& b) { return !a.key.empty() && a.key == b.key; }
+  static bool apart(const FakeJob& a, const FakeJob& b) { return !a.key.empty() && a.key == b.key; }
 };
 
 // A connection as the pool sees it: what it runs, by the same rules as
