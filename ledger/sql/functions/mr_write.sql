@@ -26,7 +26,7 @@ BEGIN
     RETURN v_record.result || '{"replayed": true}';
   END IF;
   IF p_signature IS NOT NULL THEN
-    PERFORM pg_advisory_xact_lock(hashtextextended('sig:' || encode(p_signature, 'hex'), 0));
+    PERFORM pg_advisory_xact_lock(mr_signature_lock_key(p_signature));
     IF EXISTS (SELECT 1 FROM idempotency_records WHERE signature = p_signature) THEN
       RETURN mr_fail('invalid_signature', p_request_id,
                      'This signature was already used with another X-MR-Idempotency-Key; sign the request again.');

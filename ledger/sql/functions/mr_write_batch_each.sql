@@ -61,7 +61,7 @@ BEGIN
     PERFORM pg_advisory_xact_lock(v_key);
   END LOOP;
   -- 1b. The signatures' keys of mr_write, after the idempotency keys.
-  FOR v_key IN SELECT DISTINCT hashtextextended('sig:' || encode((r->>7)::bytea, 'hex'), 0)
+  FOR v_key IN SELECT DISTINCT mr_signature_lock_key((r->>7)::bytea)
                FROM jsonb_array_elements(p_batch) r WHERE r->>7 IS NOT NULL ORDER BY 1 LOOP
     PERFORM pg_advisory_xact_lock(v_key);
   END LOOP;
